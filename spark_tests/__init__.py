@@ -1,0 +1,1 @@
+"""PySpark batch and structured-streaming pipelines against the broker."""

@@ -1,0 +1,81 @@
+"""Request and response headers, and Kafka's quirks."""
+
+from __future__ import annotations
+
+import pytest
+
+from wirekafka.protocol import rpc
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.headers import (
+    RequestHeader,
+    peek_request_header,
+    request_header_version,
+    response_header_version,
+)
+from wirekafka.protocol.messages.api_versions import (
+    ApiVersion,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+)
+from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+
+
+def test_header_versions_follow_flexibility():
+    assert request_header_version(ApiKey.METADATA, 8, flexible=False) == 1
+    assert request_header_version(ApiKey.METADATA, 9, flexible=True) == 2
+    assert request_header_version(7, 0, flexible=False) == 0  # ControlledShutdown v0
+    assert response_header_version(ApiKey.METADATA, flexible=True) == 1
+    assert response_header_version(ApiKey.METADATA, flexible=False) == 0
+
+
+def test_client_id_stays_an_int16_string_in_header_v2():
+    header = RequestHeader(ApiKey.HEARTBEAT, 4, 0x01020304, "cli")
+    frame = rpc.encode_request(header, HeartbeatRequest(group_id="g"))
+    # key, version, correlation id, then int16 length 3 and "cli", then 0 tagged fields
+    assert frame[:14] == b"\x00\x0c\x00\x04\x01\x02\x03\x04\x00\x03cli\x00"
+    assert frame[14:16] == b"\x02g"  # the body's strings are compact
+
+
+def test_null_client_id():
+    header = RequestHeader(ApiKey.HEARTBEAT, 0, 9, None)
+    frame = rpc.encode_request(header, HeartbeatRequest(group_id="g"))
+    assert frame[8:10] == b"\xff\xff"
+    assert rpc.decode_request(frame).header == header
+
+
+def test_api_versions_response_uses_header_v0_even_when_flexible():
+    body = ApiVersionsResponse(api_keys=[ApiVersion(api_key=0, min_version=0, max_version=9)])
+    frame = rpc.encode_response(ApiKey.API_VERSIONS, 3, 77, body)
+    # correlation id, then straight into the body: error code 0 (no tagged-field byte)
+    assert frame[:6] == b"\x00\x00\x00\x4d\x00\x00"
+    assert rpc.decode_response(ApiKey.API_VERSIONS, 3, frame)[1] == body
+
+
+def test_flexible_responses_use_header_v1():
+    frame = rpc.encode_response(ApiKey.HEARTBEAT, 4, 5, HeartbeatResponse())
+    assert frame[:5] == b"\x00\x00\x00\x05\x00"  # correlation id, empty tagged fields
+
+
+def test_peek_reads_unknown_versions():
+    frame = rpc.encode_request(RequestHeader(ApiKey.API_VERSIONS, 3, 42, "c"), ApiVersionsRequest())
+    future = frame[:2] + b"\x00\x63" + frame[4:]  # ApiVersions v99
+    assert peek_request_header(future) == RequestHeader(ApiKey.API_VERSIONS, 99, 42)
+    with pytest.raises(ProtocolError, match="not served"):
+        rpc.decode_request(future)
+
+
+def test_unknown_api_key_is_a_protocol_error():
+    with pytest.raises(ProtocolError, match="unknown api key"):
+        rpc.decode_request(b"\x03\xe7\x00\x00\x00\x00\x00\x01\xff\xff")
+
+
+def test_truncated_header_is_a_protocol_error():
+    with pytest.raises(ProtocolError):
+        peek_request_header(b"\x00\x03\x00")
+
+
+def test_trailing_bytes_after_a_request_are_refused():
+    frame = rpc.encode_request(RequestHeader(ApiKey.HEARTBEAT, 0, 1, "c"), HeartbeatRequest())
+    with pytest.raises(ProtocolError, match="unexpected bytes"):
+        rpc.decode_request(frame + b"\x00")

@@ -1,0 +1,139 @@
+"""Record batches (magic 2): header reads, CRC, in-place patches, full codec."""
+
+from __future__ import annotations
+
+import struct
+
+import crc32c
+import pytest
+
+from tests.protocol.records_gen import sample_records
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.records import record_batch as rb
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.record import Record, TimestampType
+
+
+@pytest.mark.parametrize("codec", list(CompressionType), ids=lambda c: c.name)
+def test_encode_decode_keeps_every_record_field(codec):
+    records = sample_records(7, base_offset=40)
+    data = rb.encode_batch(
+        records, compression=codec, producer_id=12, producer_epoch=3, base_sequence=100
+    )
+    batch = rb.decode_batch(data)
+    assert batch.records == records
+    header = batch.header
+    assert header.base_offset == 40
+    assert header.last_offset == 46 and header.next_offset == 47
+    assert header.record_count == 7
+    assert header.compression == codec
+    assert header.timestamp_type == TimestampType.CREATE_TIME
+    assert header.max_timestamp == max(r.timestamp for r in records)
+    assert header.base_timestamp == records[0].timestamp
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (12, 3, 100)
+    assert header.last_sequence == 106
+    assert header.size_bytes == len(data)
+    assert rb.crc_matches(data)
+
+
+def test_header_is_read_without_touching_records():
+    data = rb.encode_batch(sample_records(3), compression=CompressionType.GZIP)
+    broken_body = data[: rb.HEADER_BYTES] + b"\x00" * (len(data) - rb.HEADER_BYTES)
+    header = rb.read_batch_header(broken_body)
+    assert header.record_count == 3
+    assert not rb.crc_matches(broken_body)
+
+
+def test_crc_is_crc32c_from_attributes_to_the_end():
+    data = rb.encode_batch(sample_records(2))
+    (crc,) = struct.unpack_from(">I", data, rb.CRC_OFFSET)
+    assert crc == crc32c.crc32c(data[rb.ATTRIBUTES_OFFSET :])
+
+
+def test_set_base_offset_in_place_keeps_the_crc_valid():
+    data = bytearray(rb.encode_batch(sample_records(4)))
+    rb.set_base_offset(data, 0, 1_000_000)
+    assert rb.crc_matches(data)
+    assert [r.offset for r in rb.decode_batch(data).records] == [1_000_000 + i for i in range(4)]
+
+
+def test_set_log_append_time_rewrites_type_and_max_timestamp_with_a_new_crc():
+    data = bytearray(rb.encode_batch(sample_records(3), compression=CompressionType.LZ4))
+    rb.set_log_append_time(data, 0, 1_234_567)
+    header = rb.read_batch_header(data)
+    assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert header.max_timestamp == 1_234_567
+    assert header.compression == CompressionType.LZ4
+    assert rb.crc_matches(data)
+
+
+def test_patches_work_on_a_batch_inside_a_larger_buffer():
+    first = rb.encode_batch(sample_records(2))
+    second = rb.encode_batch(sample_records(3, base_offset=2))
+    buf = bytearray(first + second)
+    rb.set_base_offset(buf, len(first), 50)
+    rb.set_partition_leader_epoch(buf, len(first), 9)
+    rb.set_log_append_time(buf, len(first), 77)
+    positions = list(rb.iter_batches(buf))
+    assert [p for p, _ in positions] == [0, len(first)]
+    assert positions[1][1].base_offset == 50
+    assert positions[1][1].partition_leader_epoch == 9
+    assert all(rb.crc_matches(buf, p) for p, _ in positions)
+
+
+def test_iteration_stops_at_a_partial_tail_only_when_allowed():
+    data = rb.encode_batch(sample_records(2)) * 2
+    cut = data[:-5]
+    with pytest.raises(ProtocolError, match="cut off"):
+        list(rb.iter_batches(cut))
+    assert len(list(rb.iter_batches(cut, allow_partial_tail=True))) == 1
+    assert len(list(rb.iter_batches(data[: len(data) // 2 + 3], allow_partial_tail=True))) == 1
+    assert list(rb.iter_batches(data[:7], allow_partial_tail=True)) == []
+
+
+def test_log_append_time_batches_and_control_bits():
+    data = rb.encode_batch(
+        [Record(0, 5, b"k", b"v")], log_append_time_ms=99, is_transactional=True, is_control=True
+    )
+    header = rb.read_batch_header(data)
+    assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert header.max_timestamp == 99
+    assert header.is_transactional and header.is_control
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (lambda b: b.__setitem__(16, 1), "magic"),
+        (lambda b: struct.pack_into(">i", b, 8, 10), "too small"),
+        (lambda b: struct.pack_into(">i", b, 8, 10_000), "cut off"),
+        (lambda b: struct.pack_into(">i", b, 57, -1), "negative record count"),
+    ],
+)
+def test_bad_headers_raise(patch, message):
+    data = bytearray(rb.encode_batch(sample_records(2)))
+    patch(data)
+    with pytest.raises(ProtocolError, match=message):
+        rb.read_batch_header(data)
+
+
+def test_crc_mismatch_refuses_to_decode():
+    data = bytearray(rb.encode_batch(sample_records(2)))
+    data[-1] ^= 0xFF
+    with pytest.raises(ProtocolError, match="CRC"):
+        rb.decode_batch(data)
+
+
+def test_record_count_beyond_the_records_raises():
+    data = bytearray(rb.encode_batch(sample_records(2)))
+    struct.pack_into(">i", data, 57, 3)
+    struct.pack_into(">I", data, rb.CRC_OFFSET, rb.compute_crc(data, 0, len(data)))
+    with pytest.raises(ProtocolError):
+        rb.decode_batch(data)
+
+
+def test_offsets_must_increase_when_encoding():
+    with pytest.raises(ValueError, match="increase"):
+        rb.encode_batch([Record(5, 0, None, b"a"), Record(5, 0, None, b"b")])
+    with pytest.raises(ValueError):
+        rb.encode_batch([])

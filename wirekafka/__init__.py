@@ -1,0 +1,3 @@
+"""wirekafka: a Kafka-compatible broker in Python on trio."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The consumer group coordinator and the committed-offset store."""

@@ -1,0 +1,94 @@
+"""Request and response headers, with Kafka's quirks.
+
+* Request header v0: api key, api version, correlation id. v1 adds the client
+  id, v2 a tagged-field section. The client id is an int16-length string even
+  in v2, where every other string is compact.
+* Response header v0: the correlation id. v1 adds a tagged-field section.
+  Which header a message uses follows from whether its version is flexible,
+  except that ApiVersions responses always use v0 (a client must be able to
+  read the answer before it knows what the broker speaks).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from wirekafka.protocol.codec import skip_tagged_fields, write_empty_tagged_fields
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer, Reader, Writer
+
+API_VERSIONS_KEY = 18
+CONTROLLED_SHUTDOWN_KEY = 7
+
+_HEADER_PREFIX = struct.Struct(">hhi")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseHeader:
+    correlation_id: int
+
+
+def request_header_version(api_key: int, api_version: int, flexible: bool) -> int:
+    if flexible:
+        return 2
+    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+        return 0  # the one request that predates the client id
+    return 1
+
+
+def response_header_version(api_key: int, flexible: bool) -> int:
+    return 1 if flexible and api_key != API_VERSIONS_KEY else 0
+
+
+def peek_request_header(frame: Buffer) -> RequestHeader:
+    """The key, version and correlation id that open every request.
+
+    They sit at fixed places in all header versions, so they can be read
+    before knowing whether the broker supports the request.
+    """
+    if len(frame) < _HEADER_PREFIX.size:
+        raise ProtocolError(f"request of {len(frame)} bytes is too short for a header")
+    api_key, api_version, correlation_id = _HEADER_PREFIX.unpack_from(frame)
+    return RequestHeader(api_key, api_version, correlation_id)
+
+
+def read_request_header(reader: Reader, header_version: int) -> RequestHeader:
+    api_key = reader.int16()
+    api_version = reader.int16()
+    correlation_id = reader.int32()
+    client_id = reader.nullable_string() if header_version >= 1 else None
+    if header_version >= 2:
+        skip_tagged_fields(reader)
+    return RequestHeader(api_key, api_version, correlation_id, client_id)
+
+
+def write_request_header(writer: Writer, header: RequestHeader, header_version: int) -> None:
+    writer.int16(header.api_key)
+    writer.int16(header.api_version)
+    writer.int32(header.correlation_id)
+    if header_version >= 1:
+        writer.nullable_string(header.client_id)
+    if header_version >= 2:
+        write_empty_tagged_fields(writer)
+
+
+def read_response_header(reader: Reader, header_version: int) -> ResponseHeader:
+    correlation_id = reader.int32()
+    if header_version >= 1:
+        skip_tagged_fields(reader)
+    return ResponseHeader(correlation_id)
+
+
+def write_response_header(writer: Writer, header: ResponseHeader, header_version: int) -> None:
+    writer.int32(header.correlation_id)
+    if header_version >= 1:
+        write_empty_tagged_fields(writer)

@@ -1,0 +1,76 @@
+"""Conversion between message sets (magic 0/1) and record batches (magic 2).
+
+The log holds record batches only: old-format produce requests are converted
+up before storage, and fetches of old versions are converted down.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.message_set import decode_message_set, encode_message_set
+from wirekafka.protocol.records.record import Record, TimestampType
+from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
+
+
+def message_set_to_batch(buf: Buffer, *, base_offset: int | None = None) -> bytes:
+    """One record batch holding every message of a message set.
+
+    Keys, values and timestamps (none for magic 0) are kept, and the codec of
+    the first compressed message is used for the batch. Offsets are kept, and
+    must then increase, unless ``base_offset`` is given: a produce request's
+    offsets mean nothing, so the broker numbers the records from there.
+    An empty message set gives empty bytes.
+    """
+    messages = decode_message_set(buf)
+    if not messages:
+        return b""
+    records = [message.to_record() for message in messages]
+    if base_offset is not None:
+        for index, record in enumerate(records):
+            record.offset = base_offset + index
+    else:
+        for previous, record in itertools.pairwise(records):
+            if record.offset <= previous.offset:
+                raise ProtocolError(
+                    f"message set offsets do not increase: {record.offset} after {previous.offset}"
+                )
+    codec = next(
+        (m.compression for m in messages if m.compression != CompressionType.NONE),
+        CompressionType.NONE,
+    )
+    log_append_time_ms = None
+    if messages[0].timestamp_type == TimestampType.LOG_APPEND_TIME:
+        log_append_time_ms = messages[0].timestamp
+    return encode_batch(records, compression=codec, log_append_time_ms=log_append_time_ms)
+
+
+def batches_to_message_set(buf: Buffer, *, magic: int, allow_partial_tail: bool = True) -> bytes:
+    """The records of the batches in ``buf`` as a message set of ``magic``.
+
+    Offsets, keys, values and (for magic 1) timestamps are kept; record
+    headers have no place in the old formats and are dropped, as are control
+    batches. Each compressed batch becomes one wrapper with the same codec.
+    A partial batch at the end (a fetch cut short) is left out.
+    """
+    parts = []
+    for batch in decode_batches(buf, allow_partial_tail=allow_partial_tail):
+        header = batch.header
+        if header.is_control or not batch.records:
+            continue
+        log_append_time_ms = (
+            header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+        )
+        records = [Record(r.offset, r.timestamp, r.key, r.value) for r in batch.records]
+        parts.append(
+            encode_message_set(
+                records,
+                magic=magic,
+                compression=header.compression,
+                log_append_time_ms=log_append_time_ms,
+            )
+        )
+    return b"".join(parts)

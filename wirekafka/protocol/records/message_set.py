@@ -1,0 +1,230 @@
+"""Message sets: the record formats of magic 0 and magic 1.
+
+A message set is a run of entries, each::
+
+    offset        int64
+    message_size  int32   bytes after this field
+    crc           uint32  CRC32 of magic..end
+    magic         int8    0 or 1
+    attributes    int8    codec (bits 0-2); magic 1: timestamp type (bit 3)
+    timestamp     int64   magic 1 only
+    key           bytes   int32 length, -1 for null
+    value         bytes
+
+A compressed message is a wrapper whose value is a whole message set,
+compressed. Inside a magic-0 wrapper the inner messages carry absolute
+offsets; inside a magic-1 wrapper they carry offsets relative to the first,
+and the wrapper carries the absolute offset of the last. Inner messages are
+never compressed themselves.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer, Reader
+from wirekafka.protocol.records.compression import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    CompressionType,
+    compress,
+    compression_of,
+    decompress,
+)
+from wirekafka.protocol.records.record import (
+    NO_TIMESTAMP,
+    TIMESTAMP_TYPE_BIT,
+    Record,
+    TimestampType,
+    timestamp_type_of,
+)
+
+LOG_OVERHEAD = 12  # offset and message_size
+_MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc, magic, attributes, [timestamp], two lengths
+_ENTRY_HEAD = struct.Struct(">qiIbb")
+_INT64 = struct.Struct(">q")
+
+
+@dataclass(slots=True)
+class LegacyMessage:
+    """A message from a message set, compressed wrappers already opened.
+
+    ``compression`` and ``timestamp_type`` are those of the top-level
+    message the record came in; ``timestamp`` is NO_TIMESTAMP for magic 0.
+    """
+
+    offset: int
+    magic: int
+    compression: CompressionType
+    timestamp_type: TimestampType
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+
+    def to_record(self) -> Record:
+        return Record(self.offset, self.timestamp, self.key, self.value)
+
+
+@dataclass(slots=True)
+class _Entry:
+    offset: int
+    magic: int
+    attributes: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+
+
+def _is_partial(buf: Buffer, position: int) -> bool:
+    available = len(buf) - position
+    if available < LOG_OVERHEAD:
+        return True
+    size = struct.unpack_from(">i", buf, position + 8)[0]
+    return size >= 0 and LOG_OVERHEAD + size > available
+
+
+def _read_entries(buf: Buffer, allow_partial_tail: bool, verify_crc: bool) -> list[_Entry]:
+    entries = []
+    view = memoryview(buf)
+    position = 0
+    while position < len(view):
+        if allow_partial_tail and _is_partial(view, position):
+            break
+        entries.append(_read_entry(view, position, verify_crc))
+        position += LOG_OVERHEAD + struct.unpack_from(">i", view, position + 8)[0]
+    return entries
+
+
+def _read_entry(view: memoryview, position: int, verify_crc: bool) -> _Entry:
+    available = len(view) - position
+    if available < LOG_OVERHEAD + _MIN_MESSAGE_SIZE[0]:
+        raise ProtocolError(f"message of at least 26 bytes is cut off at {available} bytes")
+    offset, size, crc, magic, attributes = _ENTRY_HEAD.unpack_from(view, position)
+    if magic not in _MIN_MESSAGE_SIZE:
+        raise ProtocolError(f"message magic {magic} is not 0 or 1")
+    if size < _MIN_MESSAGE_SIZE[magic]:
+        raise ProtocolError(f"message size {size} is too small for magic {magic}")
+    if LOG_OVERHEAD + size > available:
+        raise ProtocolError(f"message of {size} bytes is cut off at {available - LOG_OVERHEAD}")
+    end = position + LOG_OVERHEAD + size
+    if verify_crc and zlib.crc32(view[position + 16 : end]) != crc:
+        raise ProtocolError(f"message at offset {offset} fails its CRC")
+    reader = Reader(view, position + 18, end)
+    timestamp = reader.int64() if magic == 1 else NO_TIMESTAMP
+    key = reader.nullable_bytes()
+    value = reader.nullable_bytes()
+    if reader.remaining:
+        raise ProtocolError(f"message at offset {offset} has {reader.remaining} trailing bytes")
+    return _Entry(offset, magic, attributes, timestamp, key, value)
+
+
+def decode_message_set(
+    buf: Buffer,
+    *,
+    allow_partial_tail: bool = False,
+    verify_crc: bool = True,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> list[LegacyMessage]:
+    """Every message in ``buf``, wrappers opened, offsets absolute."""
+    messages: list[LegacyMessage] = []
+    for entry in _read_entries(buf, allow_partial_tail, verify_crc):
+        codec = compression_of(entry.attributes)
+        timestamp_type = (
+            timestamp_type_of(entry.attributes) if entry.magic == 1 else TimestampType.CREATE_TIME
+        )
+        if codec == CompressionType.NONE:
+            messages.append(
+                LegacyMessage(
+                    entry.offset, entry.magic, codec, timestamp_type,
+                    entry.timestamp, entry.key, entry.value,
+                )
+            )  # fmt: skip
+            continue
+        if entry.value is None:
+            raise ProtocolError(f"compressed message at offset {entry.offset} has no value")
+        inner_bytes = decompress(
+            codec, entry.value, legacy_lz4=entry.magic == 0, max_bytes=max_decompressed_bytes
+        )
+        inner = _read_entries(inner_bytes, allow_partial_tail=False, verify_crc=verify_crc)
+        if not inner:
+            continue
+        # Magic 1 inner offsets are relative; the wrapper holds the last absolute one.
+        shift = entry.offset - inner[-1].offset if entry.magic == 1 else 0
+        for message in inner:
+            if message.attributes & 0x07:
+                raise ProtocolError("a compressed message holds another compressed message")
+            if message.magic != entry.magic:
+                raise ProtocolError("inner message magic differs from its wrapper's")
+            timestamp = (
+                entry.timestamp
+                if timestamp_type == TimestampType.LOG_APPEND_TIME
+                else message.timestamp
+            )
+            messages.append(
+                LegacyMessage(
+                    message.offset + shift, entry.magic, codec, timestamp_type,
+                    timestamp, message.key, message.value,
+                )
+            )  # fmt: skip
+    return messages
+
+
+def _encode_message(
+    offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> bytes:
+    parts = [bytes((magic, attributes))]
+    if magic == 1:
+        parts.append(_INT64.pack(timestamp))
+    for data in (key, value):
+        parts.append(struct.pack(">i", -1) if data is None else struct.pack(">i", len(data)) + data)
+    body = b"".join(parts)
+    return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+
+def encode_message_set(
+    records: Sequence[Record],
+    *,
+    magic: int,
+    compression: CompressionType = CompressionType.NONE,
+    log_append_time_ms: int | None = None,
+) -> bytes:
+    """A message set of ``records`` at their offsets.
+
+    Uncompressed, each record is a message; compressed, all of them go into
+    one wrapper message whose offset is the last record's. Magic 0 drops
+    timestamps; magic 1 keeps them (or stamps ``log_append_time_ms``).
+    """
+    if magic not in (0, 1):
+        raise ValueError(f"message sets have magic 0 or 1, not {magic}")
+    timestamp_bit = TIMESTAMP_TYPE_BIT if magic == 1 and log_append_time_ms is not None else 0
+
+    def timestamp_of(record: Record) -> int:
+        if magic == 0:
+            return NO_TIMESTAMP
+        return record.timestamp if log_append_time_ms is None else log_append_time_ms
+
+    if compression == CompressionType.NONE:
+        return b"".join(
+            _encode_message(r.offset, magic, timestamp_bit, timestamp_of(r), r.key, r.value)
+            for r in records
+        )
+    if not records:
+        return b""
+    inner_offset_base = records[0].offset if magic == 1 else 0
+    inner = b"".join(
+        _encode_message(r.offset - inner_offset_base, magic, 0, timestamp_of(r), r.key, r.value)
+        for r in records
+    )
+    wrapper_value = compress(compression, inner, legacy_lz4=magic == 0)
+    wrapper_timestamp = max(timestamp_of(r) for r in records)
+    return _encode_message(
+        records[-1].offset,
+        magic,
+        int(compression) | timestamp_bit,
+        wrapper_timestamp,
+        None,
+        wrapper_value,
+    )

@@ -1,0 +1,367 @@
+"""Record batches (magic 2), read and patched without decoding their records.
+
+Layout of a batch (all big-endian)::
+
+    offset  field
+    0       base_offset             int64
+    8       batch_length            int32   bytes after this field
+    12      partition_leader_epoch  int32
+    16      magic                   int8    = 2
+    17      crc                     uint32  CRC32C of bytes 21..end
+    21      attributes              int16   codec (bits 0-2), timestamp type (3),
+                                            transactional (4), control (5)
+    23      last_offset_delta       int32
+    27      base_timestamp          int64
+    35      max_timestamp           int64
+    43      producer_id             int64
+    51      producer_epoch          int16
+    53      base_sequence           int32
+    57      record_count            int32
+    61      records                 (compressed as a whole when a codec is set)
+
+A record: length (varint), attributes (int8), timestamp delta (varlong),
+offset delta (varint), key and value (varint length, -1 for null), then a
+varint count of headers, each a varint-length UTF-8 key and a value.
+
+The base offset and the leader epoch sit outside the CRC, so a broker can
+assign offsets by patching the first eight bytes in place.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import crc32c
+
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer, Reader, Writer
+from wirekafka.protocol.records.compression import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    CompressionType,
+    compress,
+    compression_of,
+    decompress,
+)
+from wirekafka.protocol.records.record import (
+    TIMESTAMP_TYPE_BIT,
+    Header,
+    Record,
+    TimestampType,
+    timestamp_type_of,
+)
+
+MAGIC = 2
+LOG_OVERHEAD = 12  # base_offset and batch_length, which batch_length does not count
+HEADER_BYTES = 61
+MIN_BATCH_LENGTH = HEADER_BYTES - LOG_OVERHEAD
+MAGIC_OFFSET = 16
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+MAX_TIMESTAMP_OFFSET = 35
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+
+_MIN_RECORD_BYTES = 7  # length, attributes, deltas, key, value, header count: 1 byte each
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+_UINT32 = struct.Struct(">I")
+_INT64 = struct.Struct(">q")
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+
+    @property
+    def size_bytes(self) -> int:
+        """The whole batch on the wire, from base_offset to its last byte."""
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def compression(self) -> CompressionType:
+        return compression_of(self.attributes)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return timestamp_type_of(self.attributes)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_BIT)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_BIT)
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+
+def read_batch_header(buf: Buffer, position: int = 0) -> BatchHeader:
+    """The header of the batch at ``position``, checked to fit wholly in ``buf``."""
+    available = len(buf) - position
+    if available < HEADER_BYTES:
+        raise ProtocolError(f"record batch header needs {HEADER_BYTES} bytes, {available} left")
+    header = BatchHeader._make(_HEADER.unpack_from(buf, position))
+    if header.magic != MAGIC:
+        raise ProtocolError(f"record batch magic {header.magic}, expected {MAGIC}")
+    if header.batch_length < MIN_BATCH_LENGTH:
+        raise ProtocolError(f"record batch length {header.batch_length} is too small")
+    if header.size_bytes > available:
+        raise ProtocolError(
+            f"record batch of {header.size_bytes} bytes is cut off at {available} bytes"
+        )
+    if header.record_count < 0:
+        raise ProtocolError(f"negative record count {header.record_count}")
+    return header
+
+
+def iter_batches(
+    buf: Buffer, *, allow_partial_tail: bool = False
+) -> Iterator[tuple[int, BatchHeader]]:
+    """(position, header) of each batch in ``buf``.
+
+    Fetch responses may end in a partial batch (the byte budget cut it); with
+    ``allow_partial_tail`` such a tail ends the iteration instead of raising.
+    """
+    position = 0
+    end = len(buf)
+    while position < end:
+        if allow_partial_tail and _is_partial(buf, position):
+            return
+        header = read_batch_header(buf, position)
+        yield position, header
+        position += header.size_bytes
+
+
+def _is_partial(buf: Buffer, position: int) -> bool:
+    available = len(buf) - position
+    if available < LOG_OVERHEAD:
+        return True
+    batch_length = _INT32.unpack_from(buf, position + 8)[0]
+    return batch_length >= 0 and LOG_OVERHEAD + batch_length > available
+
+
+def compute_crc(buf: Buffer, position: int, size_bytes: int) -> int:
+    view = memoryview(buf)
+    return crc32c.crc32c(view[position + ATTRIBUTES_OFFSET : position + size_bytes])
+
+
+def crc_matches(buf: Buffer, position: int = 0, header: BatchHeader | None = None) -> bool:
+    header = header or read_batch_header(buf, position)
+    return compute_crc(buf, position, header.size_bytes) == header.crc
+
+
+def set_base_offset(buf: bytearray | memoryview, position: int, base_offset: int) -> None:
+    """Assign offsets to a batch in place (the CRC does not cover them)."""
+    _INT64.pack_into(buf, position, base_offset)
+
+
+def set_partition_leader_epoch(buf: bytearray | memoryview, position: int, epoch: int) -> None:
+    _INT32.pack_into(buf, position + 12, epoch)
+
+
+def set_log_append_time(buf: bytearray | memoryview, position: int, timestamp_ms: int) -> None:
+    """Mark a batch as LogAppendTime with this time, and recompute its CRC."""
+    header = read_batch_header(buf, position)
+    _INT16.pack_into(buf, position + ATTRIBUTES_OFFSET, header.attributes | TIMESTAMP_TYPE_BIT)
+    _INT64.pack_into(buf, position + MAX_TIMESTAMP_OFFSET, timestamp_ms)
+    crc = compute_crc(buf, position, header.size_bytes)
+    _UINT32.pack_into(buf, position + CRC_OFFSET, crc)
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """A batch with its records decoded (offsets and timestamps made absolute)."""
+
+    header: BatchHeader
+    records: list[Record] = field(default_factory=list)
+
+
+def _read_record(reader: Reader, base_offset: int, base_timestamp: int) -> Record:
+    length = reader.varint()
+    if length < 0:
+        raise ProtocolError(f"negative record length {length}")
+    body = reader.sub_reader(length, "record")
+    body.int8()  # record attributes: unused by every Kafka version so far
+    timestamp = base_timestamp + body.varlong()
+    offset = base_offset + body.varint()
+    key = _read_varint_bytes(body)
+    value = _read_varint_bytes(body)
+    header_count = body.varint()
+    if header_count < 0 or header_count * 2 > body.remaining:
+        raise ProtocolError(f"record header count {header_count} does not fit")
+    headers: list[Header] = []
+    for _ in range(header_count):
+        key_bytes = _read_varint_bytes(body)
+        if key_bytes is None:
+            raise ProtocolError("null record header key")
+        try:
+            header_key = key_bytes.decode()
+        except UnicodeDecodeError as exc:
+            raise ProtocolError("record header key is not UTF-8") from exc
+        headers.append((header_key, _read_varint_bytes(body)))
+    if body.remaining:
+        raise ProtocolError(f"record has {body.remaining} bytes beyond its fields")
+    return Record(offset, timestamp, key, value, headers)
+
+
+def _read_varint_bytes(reader: Reader) -> bytes | None:
+    length = reader.varint()
+    if length < -1:
+        raise ProtocolError(f"negative length {length}")
+    return None if length == -1 else reader.raw(length)
+
+
+def decode_batch(
+    buf: Buffer,
+    position: int = 0,
+    *,
+    verify_crc: bool = True,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> RecordBatch:
+    """Decode the batch at ``position`` with all its records."""
+    header = read_batch_header(buf, position)
+    if verify_crc and compute_crc(buf, position, header.size_bytes) != header.crc:
+        raise ProtocolError(f"record batch at offset {header.base_offset} fails its CRC")
+    body = memoryview(buf)[position + HEADER_BYTES : position + header.size_bytes]
+    codec = header.compression
+    if codec != CompressionType.NONE:
+        body = memoryview(decompress(codec, body, max_bytes=max_decompressed_bytes))
+    reader = Reader(body)
+    if header.record_count * _MIN_RECORD_BYTES > reader.remaining:
+        raise ProtocolError(f"{header.record_count} records cannot fit in {reader.remaining} bytes")
+    records = [
+        _read_record(reader, header.base_offset, header.base_timestamp)
+        for _ in range(header.record_count)
+    ]
+    if reader.remaining:
+        raise ProtocolError(f"record batch has {reader.remaining} bytes after its records")
+    return RecordBatch(header, records)
+
+
+def decode_batches(
+    buf: Buffer, *, allow_partial_tail: bool = False, verify_crc: bool = True
+) -> list[RecordBatch]:
+    return [
+        decode_batch(buf, position, verify_crc=verify_crc)
+        for position, _ in iter_batches(buf, allow_partial_tail=allow_partial_tail)
+    ]
+
+
+def _write_varint_bytes(writer: Writer, value: bytes | None) -> None:
+    if value is None:
+        writer.varint(-1)
+    else:
+        writer.varint(len(value))
+        writer.raw(value)
+
+
+def _encode_record(record: Record, base_offset: int, base_timestamp: int) -> bytes:
+    body = Writer()
+    body.int8(0)
+    body.varlong(record.timestamp - base_timestamp)
+    body.varint(record.offset - base_offset)
+    _write_varint_bytes(body, record.key)
+    _write_varint_bytes(body, record.value)
+    body.varint(len(record.headers))
+    for header_key, header_value in record.headers:
+        _write_varint_bytes(body, header_key.encode())
+        _write_varint_bytes(body, header_value)
+    data = body.getvalue()
+    prefix = Writer()
+    prefix.varint(len(data))
+    return prefix.getvalue() + data
+
+
+def encode_batch(
+    records: Sequence[Record],
+    *,
+    compression: CompressionType = CompressionType.NONE,
+    log_append_time_ms: int | None = None,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """One batch holding ``records``, whose offsets must increase.
+
+    The base offset and base timestamp are the first record's; the offset and
+    timestamp of every record are kept. With ``log_append_time_ms`` the batch
+    is a LogAppendTime batch whose max timestamp is that time.
+    """
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    base_offset = records[0].offset
+    base_timestamp = records[0].timestamp
+    previous = base_offset - 1
+    for record in records:
+        if record.offset <= previous:
+            raise ValueError(f"record offsets must increase: {record.offset} after {previous}")
+        previous = record.offset
+    body = b"".join(_encode_record(record, base_offset, base_timestamp) for record in records)
+    if compression != CompressionType.NONE:
+        body = compress(compression, body)
+    attributes = int(compression)
+    if log_append_time_ms is None:
+        max_timestamp = max(record.timestamp for record in records)
+    else:
+        attributes |= TIMESTAMP_TYPE_BIT
+        max_timestamp = log_append_time_ms
+    if is_transactional:
+        attributes |= TRANSACTIONAL_BIT
+    if is_control:
+        attributes |= CONTROL_BIT
+    batch = bytearray(HEADER_BYTES) + body
+    _HEADER.pack_into(
+        batch,
+        0,
+        base_offset,
+        len(batch) - LOG_OVERHEAD,
+        partition_leader_epoch,
+        MAGIC,
+        0,
+        attributes,
+        records[-1].offset - base_offset,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+    _UINT32.pack_into(batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
+    return bytes(batch)

@@ -1,0 +1,124 @@
+"""Whole requests and responses: header plus body, for both ends of a connection.
+
+Frames here are bodies without their 4-byte size prefix (see :mod:`.framing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wirekafka.protocol.api_table import Api, api_for
+from wirekafka.protocol.codec import decode_struct, encode_struct
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.framing import frame_prefix
+from wirekafka.protocol.headers import (
+    RequestHeader,
+    ResponseHeader,
+    peek_request_header,
+    read_request_header,
+    read_response_header,
+    request_header_version,
+    response_header_version,
+    write_request_header,
+    write_response_header,
+)
+from wirekafka.protocol.primitives import Buffer, Reader, Writer
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    header: RequestHeader
+    api: Api
+    body: Any
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+def _served_api(api_key: int, api_version: int) -> Api:
+    api = api_for(api_key)
+    if api is None:
+        raise ProtocolError(f"unknown api key {api_key}")
+    if not api.supports(api_version):
+        raise ProtocolError(
+            f"{api.name} v{api_version} is not served (v{api.min_version}-v{api.max_version} are)"
+        )
+    return api
+
+
+def _expect_end(reader: Reader, what: str) -> None:
+    if reader.remaining:
+        raise ProtocolError(f"{reader.remaining} unexpected bytes after {what}")
+
+
+def decode_request(frame: Buffer) -> Request:
+    """Decode a request frame; an unknown api or version is a ProtocolError.
+
+    Callers that must answer unknown versions (ApiVersions) look at
+    :func:`~.headers.peek_request_header` first.
+    """
+    prefix = peek_request_header(frame)
+    api = _served_api(prefix.api_key, prefix.api_version)
+    flexible = api.is_flexible(prefix.api_version)
+    reader = Reader(frame)
+    header = read_request_header(
+        reader, request_header_version(api.key, prefix.api_version, flexible)
+    )
+    body: Any = decode_struct(api.request, prefix.api_version, flexible, reader)
+    _expect_end(reader, f"{api.name} v{prefix.api_version} request")
+    return Request(header, api, body)
+
+
+def encode_request(header: RequestHeader, body: Any) -> bytes:
+    api = _served_api(header.api_key, header.api_version)
+    if not isinstance(body, api.request):
+        raise TypeError(f"{type(body).__name__} is not a {api.request.__name__}")
+    flexible = api.is_flexible(header.api_version)
+    writer = Writer()
+    write_request_header(
+        writer, header, request_header_version(api.key, header.api_version, flexible)
+    )
+    encode_struct(body, header.api_version, flexible, writer)
+    return writer.getvalue()
+
+
+def _response_writer(api_key: int, api_version: int, correlation_id: int, body: Any) -> Writer:
+    api = _served_api(api_key, api_version)
+    if not isinstance(body, api.response):
+        raise TypeError(f"{type(body).__name__} is not a {api.response.__name__}")
+    flexible = api.is_flexible(api_version)
+    writer = Writer()
+    write_response_header(
+        writer, ResponseHeader(correlation_id), response_header_version(api_key, flexible)
+    )
+    encode_struct(body, api_version, flexible, writer)
+    return writer
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
+    """A response frame body as one byte string."""
+    return _response_writer(api_key, api_version, correlation_id, body).getvalue()
+
+
+def encode_response_parts(
+    api_key: int, api_version: int, correlation_id: int, body: Any
+) -> list[Any]:
+    """A whole response, size prefix included, as parts to send in order.
+
+    Record data given as external parts (file spans) stays a part of its own,
+    so the sender can move it without copying.
+    """
+    writer = _response_writer(api_key, api_version, correlation_id, body)
+    return [frame_prefix(len(writer)), *writer.parts()]
+
+
+def decode_response(api_key: int, api_version: int, frame: Buffer) -> tuple[ResponseHeader, Any]:
+    api = _served_api(api_key, api_version)
+    flexible = api.is_flexible(api_version)
+    reader = Reader(frame)
+    header = read_response_header(reader, response_header_version(api_key, flexible))
+    body: Any = decode_struct(api.response, api_version, flexible, reader)
+    _expect_end(reader, f"{api.name} v{api_version} response")
+    return header, body

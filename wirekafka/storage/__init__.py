@@ -1,0 +1,1 @@
+"""Segmented partition logs laid out as Kafka lays out a log dir."""

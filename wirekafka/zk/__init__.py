@@ -1,0 +1,1 @@
+"""The ZooKeeper registry (kazoo), with Kafka's znode layout."""

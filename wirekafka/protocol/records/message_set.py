@@ -35,14 +35,15 @@ from wirekafka.protocol.records.compression import (
     decompress,
 )
 from wirekafka.protocol.records.record import (
+    LOG_OVERHEAD,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_BIT,
     Record,
     TimestampType,
+    is_partial_entry,
     timestamp_type_of,
 )
 
-LOG_OVERHEAD = 12  # offset and message_size
 _MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc, magic, attributes, [timestamp], two lengths
 _ENTRY_HEAD = struct.Struct(">qiIbb")
 _INT64 = struct.Struct(">q")
@@ -78,27 +79,20 @@ class _Entry:
     value: bytes | None
 
 
-def _is_partial(buf: Buffer, position: int) -> bool:
-    available = len(buf) - position
-    if available < LOG_OVERHEAD:
-        return True
-    size = struct.unpack_from(">i", buf, position + 8)[0]
-    return size >= 0 and LOG_OVERHEAD + size > available
-
-
 def _read_entries(buf: Buffer, allow_partial_tail: bool, verify_crc: bool) -> list[_Entry]:
     entries = []
     view = memoryview(buf)
     position = 0
     while position < len(view):
-        if allow_partial_tail and _is_partial(view, position):
+        if allow_partial_tail and is_partial_entry(view, position):
             break
-        entries.append(_read_entry(view, position, verify_crc))
-        position += LOG_OVERHEAD + struct.unpack_from(">i", view, position + 8)[0]
+        entry, position = _read_entry(view, position, verify_crc)
+        entries.append(entry)
     return entries
 
 
-def _read_entry(view: memoryview, position: int, verify_crc: bool) -> _Entry:
+def _read_entry(view: memoryview, position: int, verify_crc: bool) -> tuple[_Entry, int]:
+    """The entry at ``position`` and the position after it."""
     available = len(view) - position
     if available < LOG_OVERHEAD + _MIN_MESSAGE_SIZE[0]:
         raise ProtocolError(f"message of at least 26 bytes is cut off at {available} bytes")
@@ -118,7 +112,7 @@ def _read_entry(view: memoryview, position: int, verify_crc: bool) -> _Entry:
     value = reader.nullable_bytes()
     if reader.remaining:
         raise ProtocolError(f"message at offset {offset} has {reader.remaining} trailing bytes")
-    return _Entry(offset, magic, attributes, timestamp, key, value)
+    return _Entry(offset, magic, attributes, timestamp, key, value), end
 
 
 def decode_message_set(

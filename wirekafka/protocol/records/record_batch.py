@@ -46,15 +46,16 @@ from wirekafka.protocol.records.compression import (
     decompress,
 )
 from wirekafka.protocol.records.record import (
+    LOG_OVERHEAD,
     TIMESTAMP_TYPE_BIT,
     Header,
     Record,
     TimestampType,
+    is_partial_entry,
     timestamp_type_of,
 )
 
 MAGIC = 2
-LOG_OVERHEAD = 12  # base_offset and batch_length, which batch_length does not count
 HEADER_BYTES = 61
 MIN_BATCH_LENGTH = HEADER_BYTES - LOG_OVERHEAD
 MAGIC_OFFSET = 16
@@ -158,19 +159,11 @@ def iter_batches(
     position = 0
     end = len(buf)
     while position < end:
-        if allow_partial_tail and _is_partial(buf, position):
+        if allow_partial_tail and is_partial_entry(buf, position):
             return
         header = read_batch_header(buf, position)
         yield position, header
         position += header.size_bytes
-
-
-def _is_partial(buf: Buffer, position: int) -> bool:
-    available = len(buf) - position
-    if available < LOG_OVERHEAD:
-        return True
-    batch_length = _INT32.unpack_from(buf, position + 8)[0]
-    return batch_length >= 0 and LOG_OVERHEAD + batch_length > available
 
 
 def compute_crc(buf: Buffer, position: int, size_bytes: int) -> int:

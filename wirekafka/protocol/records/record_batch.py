@@ -129,8 +129,12 @@ class BatchHeader(NamedTuple):
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
 
-def read_batch_header(buf: Buffer, position: int = 0) -> BatchHeader:
-    """The header of the batch at ``position``, checked to fit wholly in ``buf``."""
+def read_batch_header(buf: Buffer, position: int = 0, *, whole: bool = True) -> BatchHeader:
+    """The header of the batch at ``position``.
+
+    With ``whole`` (the default) the entire batch must be in ``buf``; without
+    it only the 61 header bytes need be, as when scanning a file header by header.
+    """
     available = len(buf) - position
     if available < HEADER_BYTES:
         raise ProtocolError(f"record batch header needs {HEADER_BYTES} bytes, {available} left")
@@ -139,7 +143,7 @@ def read_batch_header(buf: Buffer, position: int = 0) -> BatchHeader:
         raise ProtocolError(f"record batch magic {header.magic}, expected {MAGIC}")
     if header.batch_length < MIN_BATCH_LENGTH:
         raise ProtocolError(f"record batch length {header.batch_length} is too small")
-    if header.size_bytes > available:
+    if whole and header.size_bytes > available:
         raise ProtocolError(
             f"record batch of {header.size_bytes} bytes is cut off at {available} bytes"
         )

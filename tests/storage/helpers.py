@@ -1,0 +1,85 @@
+"""Shared helpers for storage tests: batches, a settable clock, reading a log back."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import (
+    RecordBatch,
+    decode_batches,
+    encode_batch,
+    iter_batches,
+    set_base_offset,
+)
+from wirekafka.storage.log import PartitionLog, ReadResult
+
+BASE_TIME_MS = 1_700_000_000_000
+
+
+@dataclass
+class FakeClock:
+    now_ms: int = BASE_TIME_MS
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> None:
+        self.now_ms += ms
+
+
+def make_batch(
+    index: int,
+    *,
+    records: int = 3,
+    value_bytes: int = 100,
+    timestamp: int | None = None,
+    key: bytes | None = None,
+    compression: CompressionType = CompressionType.NONE,
+) -> bytes:
+    """A batch whose contents follow from ``index`` (offsets are assigned on append)."""
+    rng = random.Random(index)
+    when = BASE_TIME_MS + index * 10 if timestamp is None else timestamp
+    return encode_batch(
+        [
+            Record(
+                i,
+                when + i,
+                key if key is not None else b"key-%06d" % index,
+                rng.randbytes(value_bytes),
+            )
+            for i in range(records)
+        ],
+        compression=compression,
+    )
+
+
+def with_base_offset(batch: bytes, base_offset: int) -> bytes:
+    patched = bytearray(batch)
+    set_base_offset(patched, 0, base_offset)
+    return bytes(patched)
+
+
+def read_all(log: PartitionLog, start: int = 0, max_bytes: int = 1 << 20) -> bytes:
+    """Every byte from ``start`` to the log end, read span by span."""
+    out = bytearray()
+    offset = start
+    while offset < log.log_end_offset:
+        result = log.read(offset, max_bytes)
+        assert isinstance(result, ReadResult), result
+        if not result.spans:
+            break
+        data = b"".join(span.read_bytes() for span in result.spans)
+        out += data
+        last = None
+        for _, header in iter_batches(data):
+            last = header
+        assert last is not None
+        offset = last.next_offset
+    return bytes(out)
+
+
+def read_batches(log: PartitionLog, start: int = 0) -> list[RecordBatch]:
+    return decode_batches(read_all(log, start))

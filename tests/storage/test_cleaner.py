@@ -1,0 +1,141 @@
+"""Compaction keeps exactly the latest record per key."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from tests.storage.helpers import FakeClock, read_batches
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import encode_batch
+from wirekafka.storage.cleaner import clean_log
+from wirekafka.storage.config import HOUR_MS, LogConfig
+from wirekafka.storage.log import PartitionLog
+
+COMPACTED = LogConfig(
+    segment_bytes=4000, cleanup_policy=frozenset({"compact"}), delete_retention_ms=HOUR_MS
+)
+
+
+def new_log(tmp_path, clock, config=COMPACTED):
+    return PartitionLog(tmp_path / "c-0", "c", 0, config, clock)
+
+
+def write_updates(log, clock, rng, count, keys):
+    latest: dict[bytes, bytes | None] = {}
+    offsets: dict[bytes, int] = {}
+    for i in range(count):
+        batch_keys = [rng.choice(keys) for _ in range(rng.randint(1, 4))]
+        records = []
+        for j, key in enumerate(batch_keys):
+            value = None if rng.random() < 0.1 else b"%s=%d" % (key, i)
+            records.append(Record(j, clock.now_ms, key, value))
+        codec = rng.choice(list(CompressionType))
+        info = log.append(bytearray(encode_batch(records, compression=codec)))
+        for j, record in enumerate(records):
+            latest[record.key] = record.value
+            offsets[record.key] = info.first_offset + j
+    return latest, offsets
+
+
+def surviving(log):
+    return [record for batch in read_batches(log) for record in batch.records]
+
+
+def test_compaction_keeps_exactly_the_last_value_per_key(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(5)
+    log = new_log(tmp_path, clock)
+    keys = [b"k%02d" % i for i in range(25)]
+    latest, offsets = write_updates(log, clock, rng, 400, keys)
+    log.roll()
+    end = log.log_end_offset
+    stats = clean_log(log)
+    assert stats.segments_rewritten > 0 and stats.records_removed > 0
+    records = surviving(log)
+    assert {r.key: r.value for r in records} == latest  # tombstones still young: kept
+    assert sorted(r.offset for r in records) == sorted(
+        offsets.values()
+    )  # one per key, at its offset
+    assert log.log_end_offset == end
+    # Offsets keep their gaps; reading from any offset still works.
+    assert [r.key for r in records] == sorted(latest, key=lambda k: offsets[k])
+
+
+def test_old_tombstones_are_dropped(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"gone", b"v")])))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"gone", None)])))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"kept", b"v")])))
+    log.roll()
+    clean_log(log)
+    assert [(r.key, r.value) for r in surviving(log)] == [(b"gone", None), (b"kept", b"v")]
+    clock.advance(HOUR_MS + 1)
+    clean_log(log)
+    assert [(r.key, r.value) for r in surviving(log)] == [(b"kept", b"v")]
+
+
+def test_records_without_a_key_do_not_survive_compaction(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    log.append(
+        bytearray(
+            encode_batch([Record(0, clock.now_ms, None, b"x"), Record(1, clock.now_ms, b"k", b"y")])
+        )
+    )
+    log.roll()
+    clean_log(log)
+    assert [(r.key, r.value) for r in surviving(log)] == [(b"k", b"y")]
+
+
+def test_the_active_segment_is_left_alone_and_appends_go_on(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(8)
+    log = new_log(tmp_path, clock)
+    keys = [b"k%d" % i for i in range(10)]
+    write_updates(log, clock, rng, 300, keys)
+    active = log.segments[-1]
+    active_bytes = active.size
+    stop = threading.Event()
+    appended = []
+
+    def appender():
+        while not stop.is_set():
+            appended.append(
+                log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"live", b"v")])))
+            )
+
+    thread = threading.Thread(target=appender)
+    thread.start()
+    try:
+        clean_log(log)
+    finally:
+        stop.set()
+        thread.join()
+    assert appended, "appends were blocked during compaction"
+    assert log.segments[-1] is active or active.size >= active_bytes
+    records = surviving(log)
+    live = [r for r in records if r.key == b"live"]
+    assert live  # nothing appended during the pass was lost
+    assert max(r.offset for r in records) == log.log_end_offset - 1
+
+
+def test_compaction_survives_a_restart(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(11)
+    log = new_log(tmp_path, clock)
+    latest, _ = write_updates(log, clock, rng, 200, [b"a", b"b", b"c"])
+    log.roll()
+    clean_log(log)
+    log.close()
+    reopened = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock, clean_shutdown=False)
+    assert {r.key: r.value for r in surviving(reopened)} == latest
+
+
+def test_logs_that_are_not_compacted_are_not_touched(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock, LogConfig(segment_bytes=4000))
+    write_updates(log, clock, random.Random(1), 100, [b"x"])
+    assert clean_log(log).segments_rewritten == 0

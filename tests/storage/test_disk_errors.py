@@ -1,0 +1,83 @@
+"""Disk errors surface as StorageError for the partition and never damage what was written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.storage.helpers import FakeClock, make_batch, read_all
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.log import PartitionLog, StorageError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A child process whose files may not grow past a limit (RLIMIT_FSIZE): writes
+# beyond it fail with EFBIG, a real OSError from the kernel, as a full disk would.
+CHILD = textwrap.dedent(
+    """
+    import json, resource, signal, sys
+    from pathlib import Path
+    from tests.storage.helpers import FakeClock, make_batch
+    from wirekafka.storage.config import LogConfig
+    from wirekafka.storage.log import PartitionLog, StorageError
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    log = PartitionLog(Path(sys.argv[1]), "t", 0, LogConfig(), FakeClock())
+    for i in range(20):
+        log.append(bytearray(make_batch(i, value_bytes=1000)))
+    acknowledged = log.log_end_offset
+    size = log.segments[-1].size
+    limit = size + 4500  # room for one more batch and part of the next
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    errors = []
+    for i in range(20, 25):
+        try:
+            log.append(bytearray(make_batch(i, value_bytes=1000)))
+            acknowledged = log.log_end_offset
+        except StorageError as exc:
+            errors.append(str(exc))
+    print(json.dumps({"acknowledged": acknowledged, "errors": errors,
+                      "log_end": log.log_end_offset, "size": log.segments[-1].size,
+                      "limit": limit}))
+    """
+)
+
+
+def test_a_write_that_fails_midway_leaves_the_log_as_it_was(tmp_path):
+    directory = tmp_path / "t-0"
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(directory)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert result["errors"], "no write failed: the limit did not bite"
+    assert all("append failed" in e and "t-0" in e for e in result["errors"])
+    assert result["log_end"] == result["acknowledged"] == 21 * 3
+    assert result["size"] <= result["limit"]
+    # The failed append was cut back: the file holds exactly the acknowledged batches.
+    assert (directory / "00000000000000000000.log").stat().st_size == result["size"]
+    reopened = PartitionLog(directory, "t", 0, LogConfig(), FakeClock(), clean_shutdown=False)
+    assert reopened.log_end_offset == result["acknowledged"]
+    batches = read_all(reopened)
+    assert len(batches) == result["size"]
+
+
+def test_a_vanished_segment_file_is_a_storage_error_on_read(tmp_path):
+    log = PartitionLog(tmp_path / "t-0", "t", 0, LogConfig(segment_bytes=2000), FakeClock())
+    for i in range(20):
+        log.append(bytearray(make_batch(i)))
+    first = log.segments[0]
+    first.log_path.unlink()
+    with pytest.raises(StorageError, match="read failed"):
+        log.read(0, 1000)
+    # Other segments still read.
+    assert log.read(log.segments[1].base_offset, 1000).spans

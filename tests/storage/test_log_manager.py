@@ -1,0 +1,108 @@
+"""Log dirs: meta.properties, checkpoints, the clean-shutdown marker, partition dirs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.storage.helpers import FakeClock, make_batch, read_all
+from wirekafka.storage.checkpoint import read_checkpoint
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.log_manager import LogDirError, LogManager
+from wirekafka.storage.meta_properties import read_meta_properties
+
+CONFIG = LogConfig(segment_bytes=4000)
+
+
+def manager(dirs, broker_id=1, clock=None):
+    m = LogManager(dirs, CONFIG, clock or FakeClock(), broker_id=broker_id)
+    m.startup()
+    return m
+
+
+def test_layout_of_a_log_dir_after_a_clean_shutdown(tmp_path):
+    m = manager([tmp_path])
+    log = m.get_or_create_log("orders", 3)
+    for i in range(20):
+        log.append(bytearray(make_batch(i)))
+    m.shutdown()
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {
+        "meta.properties",
+        "recovery-point-offset-checkpoint",
+        "log-start-offset-checkpoint",
+        ".kafka_cleanshutdown",
+        "orders-3",
+    } <= names
+    meta = read_meta_properties(tmp_path)
+    assert meta is not None and meta.broker_id == 1 and meta.version == 0
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\norders 3 60\n"
+    assert read_checkpoint(tmp_path / "log-start-offset-checkpoint") == {("orders", 3): 0}
+
+
+def test_marker_is_removed_at_startup_and_restart_finds_the_data(tmp_path):
+    m = manager([tmp_path])
+    log = m.get_or_create_log("t", 0)
+    data = [make_batch(i) for i in range(10)]
+    for batch in data:
+        log.append(bytearray(batch))
+    expected = read_all(log)
+    m.shutdown()
+    again = manager([tmp_path])
+    assert again.had_clean_shutdown
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    assert read_all(again.get_log("t", 0)) == expected
+    # No shutdown this time: the next start recovers.
+    third = manager([tmp_path])
+    assert not third.had_clean_shutdown
+    assert read_all(third.get_log("t", 0)) == expected
+
+
+def test_cluster_id_persists_and_broker_id_is_checked(tmp_path):
+    first = manager([tmp_path])
+    cluster_id = first.cluster_id
+    assert len(cluster_id) == 22
+    first.shutdown()
+    assert manager([tmp_path]).cluster_id == cluster_id
+    with pytest.raises(LogDirError, match=r"broker\.id 1"):
+        manager([tmp_path], broker_id=2)
+
+
+def test_partitions_spread_over_log_dirs(tmp_path):
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    m = manager(dirs)
+    for p in range(6):
+        m.get_or_create_log("t", p)
+    assert len(list(dirs[0].glob("t-*"))) == 3
+    assert len(list(dirs[1].glob("t-*"))) == 3
+    m.shutdown()
+    again = manager(dirs)
+    assert sorted(log.partition for log in again.all_logs()) == list(range(6))
+
+
+def test_deleted_partition_directory_is_renamed_then_removed(tmp_path):
+    clock = FakeClock()
+    m = manager([tmp_path], clock=clock)
+    m.get_or_create_log("t", 0).append(bytearray(make_batch(0)))
+    assert m.delete_log("t", 0)
+    assert m.get_log("t", 0) is None
+    (doomed,) = [p for p in tmp_path.iterdir() if p.name.endswith("-delete")]
+    assert doomed.name.startswith("t-0.")
+    m.run_maintenance()
+    assert doomed.exists()
+    clock.advance(CONFIG.file_delete_delay_ms)
+    m.run_maintenance()
+    assert not doomed.exists()
+
+
+def test_maintenance_applies_retention(tmp_path):
+    clock = FakeClock()
+    m = LogManager(
+        [tmp_path], LogConfig(segment_bytes=2000, retention_bytes=3000), clock, broker_id=1
+    )
+    m.startup()
+    log = m.get_or_create_log("t", 0)
+    for i in range(60):
+        log.append(bytearray(make_batch(i)))
+    before = len(log.segments)
+    m.run_maintenance()
+    assert len(log.segments) < before

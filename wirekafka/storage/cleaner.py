@@ -1,0 +1,137 @@
+"""Log compaction: keep only the latest record for each key.
+
+Used by compacted topics (``cleanup.policy=compact``) such as
+``__consumer_offsets``. A pass reads the whole log once to find each key's
+latest offset, then rewrites every segment but the active one without the
+records that a later record with the same key supersedes. Tombstones (null
+values) go too once they are older than ``delete.retention.ms``, and so do
+records without a key, which a compacted topic cannot hold.
+
+All reading and writing happens without the log's lock (segments other than
+the active one never change); only the final swap of each segment takes it,
+so appends carry on during a pass. Batches that lose no record are copied
+byte for byte; others are rewritten with their header fields kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from wirekafka.protocol.records.record import Record, TimestampType
+from wirekafka.protocol.records.record_batch import BatchHeader, decode_batch, encode_batch
+from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path
+from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.segment import LogSegment
+
+log = logging.getLogger("wirekafka.storage")
+
+
+@dataclass(frozen=True, slots=True)
+class CleanerStats:
+    segments_rewritten: int = 0
+    records_removed: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+
+def _latest_offsets(segments: list[LogSegment], active_end: int) -> dict[bytes, int]:
+    latest: dict[bytes, int] = {}
+    for segment in segments:
+        end = active_end if segment is segments[-1] else None
+        for batch in segment.batches_from(0, end):
+            if batch.header.is_control:
+                continue
+            for record in decode_batch(segment.read_batch(batch)).records:
+                if record.key is not None:
+                    latest[record.key] = record.offset
+    return latest
+
+
+def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
+    return encode_batch(
+        records,
+        compression=header.compression,
+        log_append_time_ms=(
+            header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+        ),
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional,
+        partition_leader_epoch=header.partition_leader_epoch,
+    )
+
+
+def _clean_segment(
+    segment: LogSegment, latest: dict[bytes, int], tombstone_horizon_ms: int
+) -> tuple[list[bytes], int] | None:
+    """The segment's batches after cleaning, and records removed; None if nothing goes."""
+    kept: list[bytes] = []
+    removed = 0
+    for batch in segment.batches_from(0):
+        raw = segment.read_batch(batch)
+        if batch.header.is_control:
+            kept.append(raw)
+            continue
+        records = decode_batch(raw).records
+        retained = [
+            record
+            for record in records
+            if record.key is not None
+            and latest.get(record.key) == record.offset
+            and not (record.value is None and batch.header.max_timestamp < tombstone_horizon_ms)
+        ]
+        removed += len(records) - len(retained)
+        if len(retained) == len(records):
+            kept.append(raw)
+        elif retained:
+            kept.append(_rewrite(batch.header, retained))
+    return (kept, removed) if removed else None
+
+
+def _write_cleaned(directory: Path, base_offset: int, batches: list[bytes]) -> Path:
+    path = segment_path(directory, base_offset, LOG_SUFFIX + CLEANED_SUFFIX)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for data in batches:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
+
+
+def clean_log(partition_log: PartitionLog) -> CleanerStats:
+    """One compaction pass over a compacted log; safe to run beside appends."""
+    if not partition_log.config.compact:
+        return CleanerStats()
+    segments = partition_log.segments
+    if len(segments) < 2:
+        return CleanerStats()
+    active_end = segments[-1].size
+    latest = _latest_offsets(segments, active_end)
+    horizon = partition_log.clock() - partition_log.config.delete_retention_ms
+    rewritten = removed_total = before = after = 0
+    for segment in segments[:-1]:
+        cleaned = _clean_segment(segment, latest, horizon)
+        if cleaned is None:
+            continue
+        batches, removed = cleaned
+        size_before = segment.size
+        path = _write_cleaned(partition_log.directory, segment.base_offset, batches)
+        if partition_log.swap_in_cleaned(segment, path):
+            rewritten += 1
+            removed_total += removed
+            before += size_before
+            after += sum(len(b) for b in batches)
+    if rewritten:
+        log.info(
+            "%r: compacted %d segments, %d records removed, %d -> %d bytes",
+            partition_log, rewritten, removed_total, before, after,
+        )  # fmt: skip
+    return CleanerStats(rewritten, removed_total, before, after)

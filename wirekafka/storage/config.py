@@ -1,0 +1,160 @@
+"""A partition log's settings, named as Kafka names them.
+
+Broker-wide keys (``log.segment.bytes``, ``log.retention.hours``, ...) give the
+defaults; a topic may override them with its own keys (``segment.bytes``,
+``retention.ms``, ...). :func:`log_config_from_properties` reads either kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wirekafka.protocol.records.record import TimestampType
+
+HOUR_MS = 3_600_000
+MINUTE_MS = 60_000
+NO_LIMIT = 2**63 - 1  # Kafka's Long.MAX_VALUE, "never"
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, unknown or out of range; names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    segment_bytes: int = 1024**3
+    roll_ms: int = 168 * HOUR_MS
+    index_interval_bytes: int = 4096
+    index_max_bytes: int = 10 * 1024 * 1024
+    flush_interval_messages: int = NO_LIMIT
+    flush_interval_ms: int = NO_LIMIT
+    retention_ms: int = 168 * HOUR_MS  # -1: keep forever
+    retention_bytes: int = -1  # -1: no size limit
+    cleanup_policy: frozenset[str] = frozenset({"delete"})
+    delete_retention_ms: int = 24 * HOUR_MS
+    file_delete_delay_ms: int = 60_000
+    message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+
+    @property
+    def compact(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy
+
+    def with_overrides(self, properties: Mapping[str, str]) -> LogConfig:
+        """This config with a topic's own keys (``retention.ms``, ...) applied."""
+        return log_config_from_properties(properties, base=self, topic_keys=True)
+
+
+# key -> (field, multiplier to the field's unit); a topic's keys drop the "log." prefix
+# except for the few Kafka named differently at topic level.
+_BROKER_KEYS: dict[str, tuple[str, int]] = {
+    "log.segment.bytes": ("segment_bytes", 1),
+    "log.roll.ms": ("roll_ms", 1),
+    "log.roll.hours": ("roll_ms", HOUR_MS),
+    "log.index.interval.bytes": ("index_interval_bytes", 1),
+    "log.index.size.max.bytes": ("index_max_bytes", 1),
+    "log.flush.interval.messages": ("flush_interval_messages", 1),
+    "log.flush.interval.ms": ("flush_interval_ms", 1),
+    "log.retention.ms": ("retention_ms", 1),
+    "log.retention.minutes": ("retention_ms", MINUTE_MS),
+    "log.retention.hours": ("retention_ms", HOUR_MS),
+    "log.retention.bytes": ("retention_bytes", 1),
+    "log.cleanup.policy": ("cleanup_policy", 1),
+    "log.cleaner.delete.retention.ms": ("delete_retention_ms", 1),
+    "log.segment.delete.delay.ms": ("file_delete_delay_ms", 1),
+    "log.message.timestamp.type": ("message_timestamp_type", 1),
+}
+_TOPIC_KEYS: dict[str, tuple[str, int]] = {
+    "segment.bytes": ("segment_bytes", 1),
+    "segment.ms": ("roll_ms", 1),
+    "index.interval.bytes": ("index_interval_bytes", 1),
+    "segment.index.bytes": ("index_max_bytes", 1),
+    "flush.messages": ("flush_interval_messages", 1),
+    "flush.ms": ("flush_interval_ms", 1),
+    "retention.ms": ("retention_ms", 1),
+    "retention.bytes": ("retention_bytes", 1),
+    "cleanup.policy": ("cleanup_policy", 1),
+    "delete.retention.ms": ("delete_retention_ms", 1),
+    "file.delete.delay.ms": ("file_delete_delay_ms", 1),
+    "message.timestamp.type": ("message_timestamp_type", 1),
+}
+# Kafka lets the finer unit win when several are given: ms over minutes over hours.
+_PRECEDENCE = {HOUR_MS: 0, MINUTE_MS: 1, 1: 2}
+_MINIMUMS = {
+    "segment_bytes": 14,  # Kafka's smallest: one batch header must fit
+    "roll_ms": 1,
+    "index_interval_bytes": 0,
+    "index_max_bytes": 8,
+    "flush_interval_messages": 1,
+    "flush_interval_ms": 0,
+    "retention_ms": -1,
+    "retention_bytes": -1,
+    "delete_retention_ms": 0,
+    "file_delete_delay_ms": 0,
+}
+_MAXIMUMS = {"segment_bytes": 2**31 - 1}  # positions in an index are int32
+
+
+def broker_log_keys() -> frozenset[str]:
+    """The broker-wide keys this module understands."""
+    return frozenset(_BROKER_KEYS)
+
+
+def topic_log_keys() -> frozenset[str]:
+    return frozenset(_TOPIC_KEYS)
+
+
+def _parse(key: str, field: str, text: str, multiplier: int) -> Any:
+    if field == "cleanup_policy":
+        policies = frozenset(part.strip() for part in text.split(",") if part.strip())
+        if not policies or not policies <= {"delete", "compact"}:
+            raise ConfigError(f"{key}={text!r}: expected delete, compact or both")
+        return policies
+    if field == "message_timestamp_type":
+        names = {
+            "CreateTime": TimestampType.CREATE_TIME,
+            "LogAppendTime": TimestampType.LOG_APPEND_TIME,
+        }
+        if text not in names:
+            raise ConfigError(f"{key}={text!r}: expected CreateTime or LogAppendTime")
+        return names[text]
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{key}={text!r}: not an integer") from None
+    if value < _MINIMUMS[field]:
+        raise ConfigError(f"{key}={value}: must be at least {_MINIMUMS[field]}")
+    scaled = value * multiplier if value >= 0 else value
+    if scaled > _MAXIMUMS.get(field, NO_LIMIT):
+        raise ConfigError(f"{key}={value}: must be at most {_MAXIMUMS[field]}")
+    return scaled
+
+
+def log_config_from_properties(
+    properties: Mapping[str, str],
+    *,
+    base: LogConfig | None = None,
+    topic_keys: bool = False,
+) -> LogConfig:
+    """A LogConfig from Kafka keys; keys this module does not know are ignored.
+
+    Broker keys are read unless ``topic_keys`` is set; bad values raise
+    :class:`ConfigError` naming the key.
+    """
+    table = _TOPIC_KEYS if topic_keys else _BROKER_KEYS
+    chosen: dict[str, tuple[int, Any]] = {}
+    for key, text in properties.items():
+        if key not in table:
+            continue
+        field, multiplier = table[key]
+        rank = _PRECEDENCE[multiplier]
+        value = _parse(key, field, str(text).strip(), multiplier)
+        if field not in chosen or rank > chosen[field][0]:
+            chosen[field] = (rank, value)
+    return dataclasses.replace(base or LogConfig(), **{f: v for f, (_, v) in chosen.items()})

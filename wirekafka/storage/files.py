@@ -1,0 +1,79 @@
+"""File names in a log dir, and writing small files so a crash never leaves half of one.
+
+Names follow Kafka's: segments are named by their base offset in 20 digits
+(``00000000000000000042.log`` with its ``.index`` and ``.timeindex``), files
+being replaced carry ``.cleaned`` or ``.swap``, files awaiting removal
+``.deleted``, and half-written small files ``.tmp``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+TEMP_SUFFIX = ".tmp"
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+META_PROPERTIES_FILE = "meta.properties"
+RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
+
+
+def offset_prefix(offset: int) -> str:
+    return f"{offset:020d}"
+
+
+def segment_path(partition_dir: Path, base_offset: int, suffix: str) -> Path:
+    return partition_dir / (offset_prefix(base_offset) + suffix)
+
+
+def base_offset_of(path: Path) -> int | None:
+    """The base offset a segment file is named by, or None for other files."""
+    stem = path.name.split(".", 1)[0]
+    return int(stem) if len(stem) == 20 and stem.isdigit() else None
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
+    topic, sep, number = name.rpartition("-")
+    if not sep or not topic or not number.isdigit():
+        return None
+    return topic, int(number)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a directory's entries (created, renamed, removed files) durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``path`` so that after a crash it holds either the old or the new bytes.
+
+    The bytes go to ``path.tmp``, are fsynced, and the temp file is renamed
+    over ``path``; the directory is fsynced so the rename survives power loss.
+    """
+    temp = path.with_name(path.name + TEMP_SUFFIX)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+    fsync_dir(path.parent)

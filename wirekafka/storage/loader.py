@@ -1,0 +1,173 @@
+"""Opening a partition directory: tidy leftovers, recover after a crash, find the log end.
+
+After a clean shutdown (the log dir holds ``.kafka_cleanshutdown``) segments
+are trusted and only indexes that are missing or fail Kafka's sanity checks
+are rebuilt. After a crash every segment from the one holding the recovery
+point onward is checked batch by batch (:meth:`LogSegment.recover`); the log
+is cut at the first bad byte and any later segments are removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from wirekafka.protocol.records.record_batch import HEADER_BYTES, read_batch_header
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.files import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TEMP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    base_offset_of,
+    fsync_dir,
+    segment_path,
+)
+from wirekafka.storage.segment import LogSegment
+
+log = logging.getLogger("wirekafka.storage")
+
+
+@dataclass(slots=True)
+class LoadedLog:
+    segments: list[LogSegment]
+    log_end_offset: int
+    recovery_point: int
+    truncated_bytes: int
+
+
+def remove_leftovers(directory: Path) -> None:
+    """Finish or undo what a crash interrupted: temp files, swaps, deletions."""
+    for path in sorted(directory.iterdir()):
+        name = path.name
+        if name.endswith((TEMP_SUFFIX, CLEANED_SUFFIX, DELETED_SUFFIX)):
+            log.info("%s: removing leftover %s", directory, name)
+            path.unlink()
+        elif name.endswith(SWAP_SUFFIX):
+            # A compaction got as far as its swap file: finish it. The indexes
+            # go with the old data and are rebuilt from the new.
+            final = path.with_name(name.removesuffix(SWAP_SUFFIX))
+            log.info("%s: completing interrupted swap of %s", directory, final.name)
+            if final.suffix == LOG_SUFFIX:
+                os.replace(path, final)
+                base = base_offset_of(final)
+                assert base is not None
+                for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    segment_path(directory, base, suffix).unlink(missing_ok=True)
+            else:
+                path.unlink()
+    logs = {base_offset_of(p) for p in directory.glob("*" + LOG_SUFFIX)}
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for path in directory.glob("*" + suffix):
+            if base_offset_of(path) not in logs:
+                log.info("%s: removing index %s with no log", directory, path.name)
+                path.unlink()
+
+
+def _indexes_exist(directory: Path, base_offset: int) -> bool:
+    return all(
+        segment_path(directory, base_offset, suffix).exists()
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+    )
+
+
+def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
+    """Open a segment, rebuilding indexes that are missing or fail their checks."""
+    had_indexes = _indexes_exist(directory, base_offset)
+    try:
+        segment = LogSegment(directory, base_offset, config, now_ms)
+    except ValueError as exc:  # an index file of impossible size
+        log.warning("%s: %s; rebuilding indexes", directory, exc)
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            segment_path(directory, base_offset, suffix).unlink()
+        segment = LogSegment(directory, base_offset, config, now_ms)
+        had_indexes = False
+    if segment.size and (not had_indexes or not segment.check_indexes()):
+        log.warning("%s: indexes missing or corrupt; rebuilding", segment.log_path)
+        segment.rebuild_indexes()
+    return segment
+
+
+def load_segments(
+    directory: Path,
+    config: LogConfig,
+    *,
+    clean_shutdown: bool,
+    recovery_point: int,
+    log_start_offset: int,
+    now_ms: int,
+) -> LoadedLog:
+    remove_leftovers(directory)
+    bases = sorted(
+        base for p in directory.glob("*" + LOG_SUFFIX) if (base := base_offset_of(p)) is not None
+    )
+    if not bases:
+        bases = [log_start_offset]
+    first_to_recover = len(bases)
+    if not clean_shutdown:
+        first_to_recover = max(0, sum(1 for base in bases if base <= recovery_point) - 1)
+
+    segments: list[LogSegment] = []
+    next_offset = bases[0]
+    truncated_total = 0
+    for index, base in enumerate(bases):
+        segment = _open_segment(directory, base, config, now_ms)
+        segments.append(segment)
+        is_last = index == len(bases) - 1
+        if index >= first_to_recover:
+            scan = segment.check_batches(next_offset)
+            if scan.bad_bytes and not is_last:
+                # Later segments go first: a crash before the cut below must not
+                # leave them to follow a gap.
+                _remove_segments_after(directory, bases[index + 1 :])
+                is_last = True
+            segment.truncate(scan)
+            next_offset = scan.next_offset
+            truncated_total += scan.bad_bytes
+            # What was checked is made durable, so the recovery point can move past it.
+            segment.sync_log()
+            segment.sync_indexes()
+            if is_last:
+                break
+        if not is_last:
+            segment.close_for_writing(sync=False)
+    if first_to_recover >= len(bases):  # clean: the log end is after the last batch
+        next_offset = _finish_active_segment(segments[-1])
+    return LoadedLog(segments, next_offset, next_offset, truncated_total)
+
+
+def _remove_segments_after(directory: Path, bases: list[int]) -> None:
+    for base in bases:
+        log.warning("%s: removing segment %020d, which follows corrupt data", directory, base)
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            segment_path(directory, base, suffix).unlink(missing_ok=True)
+    fsync_dir(directory)
+
+
+def _finish_active_segment(segment: LogSegment) -> int:
+    """Bring the active segment's running state up to its end; return the log end offset.
+
+    Batches after the last index entry are not in the indexes; they are read
+    here (headers only) for the segment's max timestamp and index spacing.
+    """
+    if not segment.size:
+        return segment.base_offset
+    handle = segment.open_file()
+    first = os.pread(handle.fd, HEADER_BYTES, 0)
+    segment.rolling_timestamp = read_batch_header(first, whole=False).max_timestamp
+    _, position = segment.offset_index.lookup(2**63 - 1)
+    next_offset = segment.base_offset
+    segment.bytes_since_index_entry = 0
+    for batch in segment.batches_from(position):
+        header = batch.header
+        if header.max_timestamp > segment.max_timestamp:
+            segment.max_timestamp = header.max_timestamp
+            segment.offset_of_max_timestamp = header.last_offset
+        segment.bytes_since_index_entry += header.size_bytes
+        next_offset = header.next_offset
+    return next_offset

@@ -1,0 +1,515 @@
+"""A partition's log: its segments, offsets, appends, reads, flushes and retention.
+
+Appends to one partition are serialised by the log's lock; different
+partitions have different locks and proceed independently. Offsets are
+assigned by patching each batch's base offset in place; records are never
+decoded on the way in or out. Reads return spans of segment files for
+``os.sendfile``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer
+from wirekafka.protocol.records.record import TimestampType
+from wirekafka.protocol.records.record_batch import (
+    decode_batch,
+    iter_batches,
+    set_base_offset,
+    set_log_append_time,
+)
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, fsync_dir, segment_path
+from wirekafka.storage.loader import load_segments
+from wirekafka.storage.segment import LogSegment
+from wirekafka.storage.spans import FileSpan
+
+log = logging.getLogger("wirekafka.storage")
+
+Clock = Callable[[], int]  # milliseconds since the epoch
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+NO_TIMESTAMP = -1
+
+
+class StorageError(Exception):
+    """A disk operation on a partition failed; the broker answers KAFKA_STORAGE_ERROR."""
+
+    def __init__(self, topic: str, partition: int, message: str) -> None:
+        super().__init__(f"{topic}-{partition}: {message}")
+        self.topic = topic
+        self.partition = partition
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+    record_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """Whole batches to send, and the partition's offsets at the time of the read."""
+
+    spans: list[FileSpan]
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(span.size_bytes for span in self.spans)
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetOutOfRange:
+    """The offset asked for is below the log start or beyond the log end."""
+
+    offset: int
+    log_start_offset: int
+    log_end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampOffset:
+    timestamp: int
+    offset: int
+
+
+@dataclass(slots=True)
+class _PendingDelete:
+    paths: list[Path]
+    due_ms: int
+
+
+@dataclass(slots=True)
+class _Offsets:
+    log_end: int
+    log_start: int
+    recovery_point: int
+    unflushed_records: int = 0
+    last_flush_ms: int = 0
+    pending_deletes: list[_PendingDelete] = field(default_factory=list)
+
+
+class PartitionLog:
+    """The log of one topic partition, in ``<log dir>/<topic>-<partition>/``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        clock: Clock,
+        *,
+        clean_shutdown: bool = True,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+    ) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.clock = clock
+        self._lock = threading.Lock()
+        self.offline = False
+        directory.mkdir(parents=True, exist_ok=True)
+        loaded = load_segments(
+            directory,
+            config,
+            clean_shutdown=clean_shutdown,
+            recovery_point=recovery_point,
+            log_start_offset=log_start_offset,
+            now_ms=clock(),
+        )
+        fsync_dir(directory.parent)  # a new partition directory must survive power loss
+        self._segments = loaded.segments
+        self._bases = [segment.base_offset for segment in self._segments]
+        start = min(max(log_start_offset, self._bases[0]), loaded.log_end_offset)
+        self._offsets = _Offsets(
+            log_end=loaded.log_end_offset,
+            log_start=start,
+            recovery_point=loaded.recovery_point,
+            last_flush_ms=clock(),
+        )
+
+    def __repr__(self) -> str:
+        return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
+
+    # offsets
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._offsets.log_end
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._offsets.log_start
+
+    @property
+    def recovery_point(self) -> int:
+        return self._offsets.recovery_point
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        """A snapshot of the segment list, oldest first."""
+        with self._lock:
+            return list(self._segments)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    def _fail(self, action: str, exc: OSError) -> StorageError:
+        return StorageError(self.topic, self.partition, f"{action} failed: {exc}")
+
+    def _check_online(self) -> None:
+        if self.offline:
+            raise StorageError(self.topic, self.partition, "log is offline after a disk error")
+
+    # appends
+
+    def append(self, records: Buffer) -> AppendInfo:
+        """Append one or more record batches, assigning their offsets.
+
+        ``records`` is patched in place when writable (a bytearray frame from
+        the network); otherwise it is copied once. Raises ProtocolError when
+        the data is not whole magic-2 batches, StorageError on a disk error.
+        """
+        data = _writable(records)
+        batches = list(iter_batches(data))
+        if not batches:
+            raise ProtocolError("no record batches to append")
+        with self._lock:
+            self._check_online()
+            now = self.clock()
+            log_append_time = now if self._log_append_time else NO_TIMESTAMP
+            first_offset = next_offset = self._offsets.log_end
+            max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
+            record_count = 0
+            for position, header in batches:
+                set_base_offset(data, position, next_offset)
+                timestamp = header.max_timestamp
+                if self._log_append_time:
+                    set_log_append_time(data, position, now)
+                    timestamp = now
+                next_offset += header.last_offset_delta + 1
+                if timestamp > max_timestamp:
+                    max_timestamp, offset_of_max = timestamp, next_offset - 1
+                record_count += header.record_count
+            last_offset = next_offset - 1
+            segment = self._segment_for_append(len(data), last_offset, max_timestamp, now)
+            try:
+                segment.append(data, last_offset, max_timestamp, offset_of_max)
+            except OSError as exc:
+                if not segment.is_intact():  # the write could not be undone
+                    self.offline = True
+                raise self._fail("append", exc) from exc
+            self._offsets.log_end = next_offset
+            self._offsets.unflushed_records += record_count
+            flush_due = self._offsets.unflushed_records >= self.config.flush_interval_messages
+        if flush_due:
+            self.flush()
+        return AppendInfo(
+            first_offset, last_offset, log_append_time, self._offsets.log_start, record_count
+        )
+
+    @property
+    def _log_append_time(self) -> bool:
+        return self.config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
+
+    def _segment_for_append(
+        self, size: int, last_offset: int, max_timestamp: int, now: int
+    ) -> LogSegment:
+        segment = self._segments[-1]
+        if segment.size and (
+            segment.size + size > self.config.segment_bytes
+            or segment.time_waited_for_roll(now, max_timestamp) >= self.config.roll_ms
+            or not segment.can_hold(last_offset)
+        ):
+            segment = self._roll()
+        return segment
+
+    def _roll(self) -> LogSegment:
+        old = self._segments[-1]
+        base = self._offsets.log_end
+        try:
+            old.close_for_writing()
+            segment = LogSegment(self.directory, base, self.config, self.clock())
+            fsync_dir(self.directory)  # the new file's name must survive power loss too
+        except OSError as exc:
+            self.offline = True  # half rolled: no segment to append to
+            raise self._fail("roll", exc) from exc
+        log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
+        self._segments.append(segment)
+        self._bases.append(base)
+        self._offsets.recovery_point = max(self._offsets.recovery_point, base)
+        return segment
+
+    def roll(self) -> None:
+        """Start a new segment now (if the active one holds anything)."""
+        with self._lock:
+            if self._segments[-1].size:
+                self._roll()
+
+    # flushing
+
+    def flush(self) -> None:
+        """fsync the active segment up to the log end; move the recovery point there."""
+        try:
+            with self._lock:
+                self._check_online()
+                segment = self._segments[-1]
+                handle = segment.open_file()
+                segment.offset_index.write_pending()
+                segment.time_index.write_pending()
+                log_end = self._offsets.log_end
+                count = self._offsets.unflushed_records
+            segment.sync_log(handle)  # outside the lock: appends go on while the disk works
+        except OSError as exc:
+            raise self._fail("flush", exc) from exc
+        with self._lock:
+            self._offsets.recovery_point = max(self._offsets.recovery_point, log_end)
+            self._offsets.unflushed_records -= count
+            self._offsets.last_flush_ms = self.clock()
+
+    def flush_if_due(self) -> bool:
+        """Flush when ``log.flush.interval.ms`` has passed with records unflushed."""
+        with self._lock:
+            due = (
+                self._offsets.unflushed_records > 0
+                and self.clock() - self._offsets.last_flush_ms >= self.config.flush_interval_ms
+            )
+        if due:
+            self.flush()
+        return due
+
+    def close(self) -> None:
+        """Flush everything, including indexes, and close the active segment's files."""
+        with self._lock:
+            if self.offline:
+                return
+            segment = self._segments[-1]
+            try:
+                segment.close_for_writing()
+            except OSError as exc:
+                raise self._fail("close", exc) from exc
+            self._offsets.recovery_point = self._offsets.log_end
+            self._offsets.unflushed_records = 0
+
+    # reads
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> ReadResult | OffsetOutOfRange:
+        """Whole batches from the one holding ``offset``, within ``max_bytes``.
+
+        Batches at or beyond ``max_offset`` (the high watermark; the log end
+        by default) are not returned. At least one batch is returned even when
+        it exceeds ``max_bytes``, unless ``min_one_batch`` is false. Spans stay
+        within one segment; the next read continues from where this one ended.
+        """
+        with self._lock:
+            self._check_online()
+            start, end = self._offsets.log_start, self._offsets.log_end
+            high_watermark = end if max_offset is None else min(max_offset, end)
+            if not start <= offset <= end:
+                return OffsetOutOfRange(offset, start, end)
+            try:
+                spans = self._read_spans(offset, max_bytes, high_watermark, min_one_batch)
+            except OSError as exc:
+                raise self._fail("read", exc) from exc
+            return ReadResult(spans, high_watermark, start, end)
+
+    def _read_spans(
+        self, offset: int, max_bytes: int, high_watermark: int, min_one_batch: bool
+    ) -> list[FileSpan]:
+        if offset >= high_watermark:
+            return []
+        first = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        for index in range(first, len(self._segments)):
+            segment = self._segments[index]
+            found = segment.find_batch(offset)
+            if found is None:
+                continue  # the offset is past this segment's data (or compacted away)
+            if found.header.base_offset >= high_watermark:
+                return []
+            end_of_data = segment.size
+            is_last = index + 1 == len(self._segments)
+            if high_watermark < self._offsets.log_end and (
+                is_last or high_watermark < self._bases[index + 1]
+            ):  # the high watermark falls in this segment: stop at its batch
+                beyond = segment.find_batch(high_watermark, found.position)
+                if beyond is not None:
+                    end_of_data = beyond.position
+            limit = min(found.position + max(max_bytes, 0), end_of_data)
+            end = segment.boundary_at_or_below(limit, found.position)
+            if end == found.position:
+                if not min_one_batch:
+                    return []
+                end = found.position + found.header.size_bytes
+                if end > end_of_data:
+                    return []
+            return [FileSpan(segment.open_file(), found.position, end - found.position)]
+        return []
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), or the
+        first record whose timestamp is at least ``timestamp``."""
+        with self._lock:
+            self._check_online()
+            if timestamp == EARLIEST_TIMESTAMP:
+                return TimestampOffset(NO_TIMESTAMP, self._offsets.log_start)
+            if timestamp == LATEST_TIMESTAMP:
+                return TimestampOffset(NO_TIMESTAMP, self._offsets.log_end)
+            segments = list(self._segments)
+        try:
+            if timestamp == MAX_TIMESTAMP:
+                best = max(segments, key=lambda s: s.max_timestamp)
+                if best.max_timestamp < 0:
+                    return None
+                return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
+            return self._first_at_or_after(segments, timestamp)
+        except OSError as exc:
+            raise self._fail("timestamp lookup", exc) from exc
+
+    def _first_at_or_after(
+        self, segments: list[LogSegment], timestamp: int
+    ) -> TimestampOffset | None:
+        for segment in segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            _, indexed_offset = segment.time_index.lookup(timestamp)
+            found = segment.find_batch(indexed_offset)
+            if found is None:
+                continue
+            for batch in segment.batches_from(found.position):
+                header = batch.header
+                if header.max_timestamp < timestamp or header.base_offset < self.log_start_offset:
+                    continue
+                if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
+                    return TimestampOffset(header.max_timestamp, header.base_offset)
+                for record in decode_batch(segment.read_batch(batch)).records:
+                    if record.timestamp >= timestamp:
+                        return TimestampOffset(record.timestamp, record.offset)
+        return None
+
+    # retention
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset`` (at most the log end)."""
+        with self._lock:
+            if offset > self._offsets.log_end:
+                raise ValueError(f"offset {offset} is beyond the log end {self._offsets.log_end}")
+            self._offsets.log_start = max(self._offsets.log_start, offset)
+            return self._offsets.log_start
+
+    def delete_old_segments(self) -> int:
+        """Remove whole segments past retention (time, size) or below the log
+        start offset; never the active segment. Returns how many went."""
+        now = self.clock()
+        with self._lock:
+            doomed = 0
+            segments = self._segments
+            while doomed + 1 < len(segments) and self._bases[doomed + 1] <= self._offsets.log_start:
+                doomed += 1
+            if self.config.delete and self.config.retention_ms >= 0:
+                while doomed + 1 < len(segments) and self._expired(segments[doomed], now):
+                    doomed += 1
+            if self.config.delete and self.config.retention_bytes >= 0:
+                excess = sum(s.size for s in segments) - self.config.retention_bytes
+                excess -= sum(s.size for s in segments[:doomed])
+                while doomed + 1 < len(segments) and excess - segments[doomed].size >= 0:
+                    excess -= segments[doomed].size
+                    doomed += 1
+            if not doomed:
+                return 0
+            gone, self._segments = segments[:doomed], segments[doomed:]
+            del self._bases[:doomed]
+            self._offsets.log_start = max(self._offsets.log_start, self._bases[0])
+            due = now + self.config.file_delete_delay_ms
+            for segment in gone:
+                log.info("%s-%d: deleting segment %s", self.topic, self.partition, segment)
+                try:
+                    self._offsets.pending_deletes.append(
+                        _PendingDelete(segment.mark_deleted(), due)
+                    )
+                except OSError as exc:
+                    raise self._fail("segment deletion", exc) from exc
+            return doomed
+
+    def _expired(self, segment: LogSegment, now: int) -> bool:
+        newest = segment.max_timestamp
+        if newest < 0:  # no timestamps at all: fall back to the file's age
+            newest = int(os.stat(segment.log_path).st_mtime * 1000)
+        return now - newest > self.config.retention_ms
+
+    def remove_deleted_files(self) -> int:
+        """Unlink ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
+        now = self.clock()
+        with self._lock:
+            due = [d for d in self._offsets.pending_deletes if d.due_ms <= now]
+            self._offsets.pending_deletes = [
+                d for d in self._offsets.pending_deletes if d.due_ms > now
+            ]
+        for pending in due:
+            for path in pending.paths:
+                path.unlink(missing_ok=True)
+        return len(due)
+
+    # compaction support
+
+    def swap_in_cleaned(self, old: LogSegment, cleaned: Path) -> bool:
+        """Replace ``old`` by the compacted copy of it at ``cleaned`` (``<base>.log.cleaned``).
+
+        The swap is crash-safe: the copy is renamed ``.swap``, the old files
+        ``.deleted``, then the copy takes the old name; a crash at any step is
+        finished or undone when the log is next opened. Returns False (and
+        removes the copy) if ``old`` left the log meanwhile, by retention.
+        """
+        swap = cleaned.with_name(cleaned.name.removesuffix(CLEANED_SUFFIX) + SWAP_SUFFIX)
+        with self._lock:
+            if old not in self._segments:
+                cleaned.unlink(missing_ok=True)
+                return False
+            try:
+                os.rename(cleaned, swap)
+                fsync_dir(self.directory)
+                doomed = old.mark_deleted()
+                os.rename(swap, segment_path(self.directory, old.base_offset, LOG_SUFFIX))
+                fsync_dir(self.directory)
+                new = LogSegment(self.directory, old.base_offset, self.config, self.clock())
+                new.rebuild_indexes()
+                new.close_for_writing()
+            except OSError as exc:
+                raise self._fail("compaction swap", exc) from exc
+            self._segments[self._segments.index(old)] = new
+            due = self.clock() + self.config.file_delete_delay_ms
+            self._offsets.pending_deletes.append(_PendingDelete(doomed, due))
+            return True
+
+
+def _writable(buffer: Buffer) -> bytearray | memoryview:
+    """The buffer itself when it can be patched in place, else a copy that can."""
+    if isinstance(buffer, bytearray) or (isinstance(buffer, memoryview) and not buffer.readonly):
+        return buffer
+    return bytearray(buffer)

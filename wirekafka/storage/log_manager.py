@@ -1,0 +1,236 @@
+"""The log dirs of a broker: their partitions, checkpoints and clean-shutdown marker.
+
+Each log dir holds ``meta.properties``, ``recovery-point-offset-checkpoint``,
+``log-start-offset-checkpoint``, one ``<topic>-<partition>`` directory per
+partition, and, between a clean shutdown and the next start,
+``.kafka_cleanshutdown``. Without that marker every partition is recovered.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.files import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    fsync_dir,
+    parse_partition_dir_name,
+    partition_dir_name,
+    write_atomically,
+)
+from wirekafka.storage.log import Clock, PartitionLog, StorageError
+from wirekafka.storage.meta_properties import (
+    MetaProperties,
+    new_cluster_id,
+    read_meta_properties,
+    write_meta_properties,
+)
+
+log = logging.getLogger("wirekafka.storage")
+
+DELETE_DIR_SUFFIX = "-delete"
+
+
+class LogDirError(RuntimeError):
+    """A log dir cannot be used (belongs to another broker or cluster, unreadable)."""
+
+
+@dataclass(slots=True)
+class _PendingDirDelete:
+    path: Path
+    due_ms: int
+
+
+class LogManager:
+    def __init__(
+        self,
+        log_dirs: Iterable[Path],
+        config: LogConfig,
+        clock: Clock,
+        *,
+        broker_id: int,
+        topic_config: Callable[[str], LogConfig] | None = None,
+    ) -> None:
+        self.log_dirs = [Path(d) for d in log_dirs]
+        if not self.log_dirs:
+            raise LogDirError("log.dirs names no directory")
+        self.default_config = config
+        self.clock = clock
+        self.broker_id = broker_id
+        self.topic_config = topic_config or (lambda topic: config)
+        self.cluster_id = ""
+        self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+        self._lock = threading.Lock()
+        self._pending_dir_deletes: list[_PendingDirDelete] = []
+        self.had_clean_shutdown = True
+
+    # startup and shutdown
+
+    def startup(self, cluster_id: str | None = None) -> None:
+        """Open every log dir and load (recovering where needed) every partition."""
+        self.cluster_id = self._check_meta_properties(cluster_id)
+        for log_dir in self.log_dirs:
+            marker = log_dir / CLEAN_SHUTDOWN_FILE
+            clean = marker.exists()
+            self.had_clean_shutdown &= clean
+            if not clean:
+                log.warning("%s: no clean-shutdown marker; recovering its partitions", log_dir)
+            recovery_points = read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
+            start_offsets = read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
+            for child in sorted(log_dir.iterdir()):
+                if child.is_dir() and child.name.endswith(DELETE_DIR_SUFFIX):
+                    shutil.rmtree(child)
+                    continue
+                parsed = parse_partition_dir_name(child.name) if child.is_dir() else None
+                if parsed is None:
+                    continue
+                self._logs[parsed] = PartitionLog(
+                    child,
+                    parsed[0],
+                    parsed[1],
+                    self.topic_config(parsed[0]),
+                    self.clock,
+                    clean_shutdown=clean,
+                    recovery_point=recovery_points.get(parsed, 0),
+                    log_start_offset=start_offsets.get(parsed, 0),
+                )
+                self._dir_of[parsed] = log_dir
+            # From here on a crash must be noticed: the marker goes until the next clean stop.
+            marker.unlink(missing_ok=True)
+            fsync_dir(log_dir)
+        self.write_checkpoints()
+
+    def _check_meta_properties(self, cluster_id: str | None) -> str:
+        found: dict[Path, MetaProperties] = {}
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            meta = read_meta_properties(log_dir)
+            if meta is not None:
+                if meta.broker_id != self.broker_id:
+                    raise LogDirError(
+                        f"{log_dir} belongs to broker.id {meta.broker_id}, not {self.broker_id}"
+                    )
+                found[log_dir] = meta
+        cluster_ids = {meta.cluster_id for meta in found.values()}
+        if cluster_id is not None:
+            cluster_ids.add(cluster_id)
+        if len(cluster_ids) > 1:
+            raise LogDirError(f"log dirs belong to different clusters: {sorted(cluster_ids)}")
+        chosen = cluster_ids.pop() if cluster_ids else new_cluster_id()
+        for log_dir in self.log_dirs:
+            if log_dir not in found:
+                write_meta_properties(log_dir, MetaProperties(self.broker_id, chosen))
+        return chosen
+
+    def shutdown(self) -> None:
+        """Flush and close every log, write checkpoints, then the clean-shutdown marker."""
+        failed = False
+        for partition_log in self.all_logs():
+            try:
+                partition_log.close()
+            except StorageError as exc:
+                log.error("%s", exc)
+                failed = True
+        self.write_checkpoints()
+        if failed:
+            return  # without the marker, the next start recovers
+        for log_dir in self.log_dirs:
+            write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
+
+    def write_checkpoints(self) -> None:
+        for log_dir in self.log_dirs:
+            logs = {tp: lg for tp, lg in self._snapshot().items() if self._dir_of[tp] == log_dir}
+            write_checkpoint(
+                log_dir / RECOVERY_POINT_CHECKPOINT_FILE,
+                {tp: lg.recovery_point for tp, lg in logs.items()},
+            )
+            write_checkpoint(
+                log_dir / LOG_START_OFFSET_CHECKPOINT_FILE,
+                {tp: lg.log_start_offset for tp, lg in logs.items()},
+            )
+
+    # partitions
+
+    def _snapshot(self) -> dict[TopicPartition, PartitionLog]:
+        with self._lock:
+            return dict(self._logs)
+
+    def all_logs(self) -> list[PartitionLog]:
+        return list(self._snapshot().values())
+
+    def get_log(self, topic: str, partition: int) -> PartitionLog | None:
+        with self._lock:
+            return self._logs.get((topic, partition))
+
+    def get_or_create_log(
+        self, topic: str, partition: int, config: LogConfig | None = None
+    ) -> PartitionLog:
+        """The partition's log, created in the log dir with the fewest partitions."""
+        key = (topic, partition)
+        with self._lock:
+            existing = self._logs.get(key)
+            if existing is not None:
+                return existing
+            counts = {d: 0 for d in self.log_dirs}
+            for log_dir in self._dir_of.values():
+                counts[log_dir] += 1
+            log_dir = min(self.log_dirs, key=lambda d: counts[d])
+            created = PartitionLog(
+                log_dir / partition_dir_name(topic, partition),
+                topic,
+                partition,
+                config or self.topic_config(topic),
+                self.clock,
+            )
+            self._logs[key] = created
+            self._dir_of[key] = log_dir
+            return created
+
+    def delete_log(self, topic: str, partition: int, delay_ms: int | None = None) -> bool:
+        """Remove a partition: its directory is renamed ``...-delete`` and removed later."""
+        key = (topic, partition)
+        with self._lock:
+            removed = self._logs.pop(key, None)
+            log_dir = self._dir_of.pop(key, None)
+        if removed is None or log_dir is None:
+            return False
+        removed.close()
+        doomed = removed.directory.with_name(
+            f"{removed.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        )
+        removed.directory.rename(doomed)
+        fsync_dir(log_dir)
+        delay = self.default_config.file_delete_delay_ms if delay_ms is None else delay_ms
+        self._pending_dir_deletes.append(_PendingDirDelete(doomed, self.clock() + delay))
+        return True
+
+    # background work
+
+    def run_maintenance(self) -> None:
+        """One round of the periodic work: retention, timed flushes, delayed deletions.
+
+        The broker calls this from a background task; each log takes its own
+        lock only briefly, so appends carry on.
+        """
+        for partition_log in self.all_logs():
+            try:
+                partition_log.delete_old_segments()
+                partition_log.flush_if_due()
+                partition_log.remove_deleted_files()
+            except StorageError as exc:
+                log.error("maintenance of %r failed: %s", partition_log, exc)
+        now = self.clock()
+        due = [d for d in self._pending_dir_deletes if d.due_ms <= now]
+        self._pending_dir_deletes = [d for d in self._pending_dir_deletes if d.due_ms > now]
+        for pending in due:
+            shutil.rmtree(pending.path, ignore_errors=True)

@@ -1,0 +1,388 @@
+"""One log segment: a ``.log`` of record batches as they went on the wire, and its indexes.
+
+A segment knows nothing of topics. It appends bytes it is given, finds the
+batch holding an offset (index lookup, then a header-by-header scan with
+``pread``), finds batch boundaries for a byte budget, and can check itself
+batch by batch after a crash (:meth:`LogSegment.recover`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import crc32c
+
+from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.primitives import Buffer
+from wirekafka.protocol.records.record_batch import (
+    ATTRIBUTES_OFFSET,
+    HEADER_BYTES,
+    BatchHeader,
+    read_batch_header,
+)
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.files import (
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    segment_path,
+)
+from wirekafka.storage.index import OffsetIndex, TimeIndex
+from wirekafka.storage.spans import OpenFile
+
+log = logging.getLogger("wirekafka.storage")
+
+MAX_RELATIVE_OFFSET = 2**31 - 1
+_SCAN_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryScan:
+    """What checking a segment found: where the good batches end, and why."""
+
+    next_offset: int
+    good_end: int
+    bad_bytes: int
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPosition:
+    position: int
+    header: BatchHeader
+
+
+class LogSegment:
+    """A ``<base offset>.log`` with its ``.index`` and ``.timeindex``."""
+
+    def __init__(
+        self, directory: Path, base_offset: int, config: LogConfig, created_ms: int = -1
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.config = config
+        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX)
+        # The active segment holds its file open for appends; older segments open
+        # it for reads on demand, and the spans handed out keep it open.
+        self._writer: OpenFile | None = OpenFile(self.log_path, os.O_RDWR | os.O_CREAT)
+        self._reader: weakref.ref[OpenFile] | None = None
+        self.size = os.fstat(self._writer.fd).st_size
+        self.offset_index = OffsetIndex(
+            segment_path(directory, base_offset, INDEX_SUFFIX), base_offset, config.index_max_bytes
+        )
+        self.time_index = TimeIndex(
+            segment_path(directory, base_offset, TIME_INDEX_SUFFIX),
+            base_offset,
+            config.index_max_bytes,
+        )
+        self.bytes_since_index_entry = 0
+        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.lookup(2**63 - 1)
+        self.rolling_timestamp: int | None = None  # max timestamp of the first batch
+        self.created_ms = created_ms  # when this process created or opened the segment
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.log_path.name}, {self.size} bytes)"
+
+    # files
+
+    def open_file(self) -> OpenFile:
+        """The segment's file, open for reading (and for writing while active)."""
+        if self._writer is not None:
+            return self._writer
+        handle = self._reader() if self._reader else None
+        if handle is None:
+            handle = OpenFile(self.log_path, os.O_RDONLY)
+            self._reader = weakref.ref(handle)
+        return handle
+
+    @property
+    def is_active(self) -> bool:
+        return self._writer is not None
+
+    def sync_log(self, handle: OpenFile | None = None) -> None:
+        handle = handle or self.open_file()
+        os.fsync(handle.fd)
+
+    def sync_indexes(self) -> None:
+        self.offset_index.sync()
+        self.time_index.sync()
+
+    def close_for_writing(self, *, sync: bool = True) -> None:
+        """Make the segment read-only (on roll): last time-index entry, fsync, let go."""
+        if self._writer is None:
+            return
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        if sync:
+            self.sync_log()
+            self.sync_indexes()
+        self.offset_index.close()
+        self.time_index.close()
+        self._writer = None  # spans may still hold the file; it closes after them
+
+    def rename_files(self, suffix: str) -> list[Path]:
+        """Rename the three files (e.g. to ``.deleted``); return their new paths."""
+        renamed = []
+        for index in (self.offset_index, self.time_index):
+            index.close()
+            new = index.path.with_name(index.path.name + suffix)
+            index.rename(new)
+            renamed.append(new)
+        new_log = self.log_path.with_name(self.log_path.name + suffix)
+        os.rename(self.log_path, new_log)
+        self.log_path = new_log
+        self._writer = None
+        return [new_log, *renamed]
+
+    def mark_deleted(self) -> list[Path]:
+        return self.rename_files(DELETED_SUFFIX)
+
+    # appends
+
+    def append(
+        self,
+        data: Buffer,
+        last_offset: int,
+        max_timestamp: int,
+        offset_of_max_timestamp: int,
+    ) -> None:
+        """Write batches whose offsets are already assigned, and index them.
+
+        On a write error the file is cut back to where it was, so what was
+        already written stays as it was; the error propagates.
+        """
+        assert self._writer is not None, "append to a closed segment"
+        position = self.size
+        view = memoryview(data)
+        fd = self._writer.fd
+        try:
+            written = 0
+            while written < len(view):
+                written += os.pwrite(fd, view[written:], position + written)
+        except OSError:
+            with contextlib.suppress(OSError):  # is_intact() tells whether this worked
+                os.ftruncate(fd, position)
+            raise
+        if self.rolling_timestamp is None:
+            self.rolling_timestamp = max_timestamp
+        self._track(position, len(view), last_offset, max_timestamp, offset_of_max_timestamp)
+        self.size = position + len(view)
+
+    def is_intact(self) -> bool:
+        """Whether the file holds exactly the bytes appended so far (after a failed write)."""
+        try:
+            handle = self.open_file()
+            return os.fstat(handle.fd).st_size == self.size
+        except OSError:
+            return False
+
+    def _track(
+        self, position: int, size: int, last_offset: int, max_timestamp: int, offset_of_max: int
+    ) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = offset_of_max
+        if self.bytes_since_index_entry > self.config.index_interval_bytes:
+            self.offset_index.append(last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_index_entry = 0
+        self.bytes_since_index_entry += size
+
+    def time_waited_for_roll(self, now_ms: int, max_timestamp: int) -> int:
+        """How long this segment has been open, as ``log.roll.ms`` counts it.
+
+        Kafka measures it in record time, from the first batch's max timestamp
+        to the incoming batch's, so old data replayed into a topic does not
+        roll a segment per batch; without record timestamps it falls back to
+        the wall clock since the segment was created.
+        """
+        if self.rolling_timestamp is not None and self.rolling_timestamp >= 0:
+            return max_timestamp - self.rolling_timestamp
+        return now_ms - self.created_ms
+
+    def can_hold(self, last_offset: int) -> bool:
+        """Whether an append ending at ``last_offset`` fits this segment's indexes."""
+        return (
+            last_offset - self.base_offset <= MAX_RELATIVE_OFFSET
+            and not self.offset_index.is_full
+            and not self.time_index.is_full
+        )
+
+    # reads
+
+    def _header_at(self, fd: int, position: int) -> BatchHeader:
+        data = os.pread(fd, HEADER_BYTES, position)
+        try:
+            return read_batch_header(data, whole=False)
+        except ProtocolError as exc:
+            raise OSError(f"{self.log_path}: bad batch header at {position}: {exc}") from exc
+
+    def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchPosition]:
+        """Batch headers from ``position`` (a batch start) up to ``end``."""
+        end = self.size if end is None else end
+        handle = self.open_file()  # held while iterating: it owns the descriptor
+        while position < end:
+            header = self._header_at(handle.fd, position)
+            yield BatchPosition(position, header)
+            position += header.size_bytes
+
+    def find_batch(self, offset: int, start_position: int = 0) -> BatchPosition | None:
+        """The first batch whose last offset is at least ``offset``, or None."""
+        _, position = self.offset_index.lookup(offset)
+        for batch in self.batches_from(max(position, start_position)):
+            if batch.header.last_offset >= offset:
+                return batch
+        return None
+
+    def boundary_at_or_below(self, limit: int, start_position: int) -> int:
+        """The last batch boundary at or below ``limit``, not before ``start_position``."""
+        _, indexed = self.offset_index.lookup_position(limit)
+        position = max(indexed, start_position)
+        for batch in self.batches_from(position, limit):
+            next_position = batch.position + batch.header.size_bytes
+            if next_position > limit:
+                break
+            position = next_position
+        return position
+
+    def last_batch(self) -> BatchPosition | None:
+        """The last batch in the segment, found from its last index entry."""
+        _, position = self.offset_index.lookup(2**63 - 1)
+        found = None
+        for found in self.batches_from(position):  # noqa: B007 - we want the last one
+            pass
+        return found
+
+    def read_batch(self, batch: BatchPosition) -> bytes:
+        handle = self.open_file()
+        return os.pread(handle.fd, batch.header.size_bytes, batch.position)
+
+    # recovery
+
+    def recover(self, expected_offset: int) -> tuple[int, int]:
+        """Check every batch, rebuild the indexes and cut the file at the first bad byte.
+
+        Returns the next offset after the last good batch and the bytes cut off.
+        """
+        scan = self.check_batches(expected_offset)
+        self.truncate(scan)
+        return scan.next_offset, scan.bad_bytes
+
+    def check_batches(self, expected_offset: int) -> RecoveryScan:
+        """Check every batch and rebuild the indexes from the good ones; cut nothing.
+
+        A batch is good when its header is sound (size, magic 2), its CRC32C
+        matches and its offsets follow the previous batch's.
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.bytes_since_index_entry = 0
+        self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
+        self.rolling_timestamp = None
+        next_offset = max(expected_offset, self.base_offset)
+        good_end = 0
+        problem = "torn tail"
+        for position, header, issue in self._verified_batches(next_offset):
+            if issue is not None:
+                problem = issue
+                break
+            if self.rolling_timestamp is None:
+                self.rolling_timestamp = header.max_timestamp
+            size = header.size_bytes
+            self._track(
+                position, size, header.last_offset, header.max_timestamp, header.last_offset
+            )
+            next_offset = header.next_offset
+            good_end = position + size
+        return RecoveryScan(next_offset, good_end, self.size - good_end, problem)
+
+    def truncate(self, scan: RecoveryScan) -> None:
+        """Cut the file after the last good batch a scan found, and say so in the log."""
+        if not scan.bad_bytes:
+            return
+        log.warning(
+            "%s: truncated %d bytes at position %d (%s); the log now ends at offset %d",
+            self.log_path, scan.bad_bytes, scan.good_end, scan.problem, scan.next_offset,
+        )  # fmt: skip
+        handle = self.open_file()
+        os.ftruncate(handle.fd, scan.good_end)
+        self.size = scan.good_end
+
+    def _verified_batches(self, next_offset: int) -> Iterator[tuple[int, BatchHeader, str | None]]:
+        """(position, header, problem) for each batch; the first problem ends it."""
+        chunks = _ChunkReader(self.open_file(), self.size)
+        position = 0
+        while position < self.size:
+            head = chunks.get(position, HEADER_BYTES)
+            if head is None:
+                yield position, _EMPTY_HEADER, "a batch header is cut off"
+                return
+            try:
+                header = read_batch_header(head, whole=False)
+            except ProtocolError as exc:
+                yield position, _EMPTY_HEADER, str(exc)
+                return
+            batch = chunks.get(position, header.size_bytes)
+            if batch is None:
+                yield position, header, "a batch is cut off"
+                return
+            if crc32c.crc32c(batch[ATTRIBUTES_OFFSET:]) != header.crc:
+                yield position, header, "CRC mismatch"
+                return
+            if header.base_offset < next_offset or header.last_offset < header.base_offset:
+                yield position, header, f"offset {header.base_offset} out of order"
+                return
+            if header.last_offset - self.base_offset > MAX_RELATIVE_OFFSET:
+                yield position, header, "offset beyond the segment's range"
+                return
+            yield position, header, None
+            next_offset = header.next_offset
+            position += header.size_bytes
+
+    def rebuild_indexes(self) -> None:
+        """Rebuild both indexes from the ``.log`` (which is trusted as it is)."""
+        self.recover(self.base_offset)
+
+    def check_indexes(self) -> bool:
+        """Kafka's sanity checks, plus: index entries point inside the log."""
+        try:
+            self.offset_index.check()
+            self.time_index.check()
+        except ValueError:
+            return False
+        last = self.offset_index.last_entry
+        return last is None or last[1] < self.size
+
+
+_EMPTY_HEADER = BatchHeader(-1, 0, -1, 2, 0, 0, 0, -1, -1, -1, -1, -1, 0)
+
+
+class _ChunkReader:
+    """Reads a file front to back in large chunks, handing out views of exact size."""
+
+    def __init__(self, handle: OpenFile, size: int) -> None:
+        self._handle = handle
+        self._size = size
+        self._buf = memoryview(b"")
+        self._start = 0
+
+    def get(self, position: int, size: int) -> memoryview | None:
+        """``size`` bytes at ``position``, or None when the file ends first."""
+        if position + size > self._size:
+            return None
+        local = position - self._start
+        if local < 0 or local + size > len(self._buf):
+            self._buf = memoryview(
+                os.pread(self._handle.fd, max(size, _SCAN_CHUNK_BYTES), position)
+            )
+            self._start = position
+            local = 0
+            if len(self._buf) < size:
+                return None
+        return self._buf[local : local + size]

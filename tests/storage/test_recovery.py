@@ -185,8 +185,9 @@ def test_segments_before_the_recovery_point_are_not_scanned(tmp_path, monkeypatc
         return original(segment, expected_offset)
 
     monkeypatch.setattr(LogSegment, "check_batches", counting)
-    open_log(directory, clean=False, recovery_point=recovery_point)
+    reopened = open_log(directory, clean=False, recovery_point=recovery_point)
     assert recovered == [recovery_point]
+    reopened.close()
     recovered.clear()
     open_log(directory, clean=True)
     assert recovered == []

@@ -7,17 +7,19 @@ Both are files of fixed-size big-endian entries sorted by their first field:
 
 Offsets are stored relative to the segment's base offset. An entry is added
 for every ``log.index.interval.bytes`` appended, so an index is a few bytes per
-4 KiB of log. New entries are buffered and written in groups (and on flush,
-roll and close); lookups bisect the entries with ``pread``, so no index is
-held in memory and the page cache serves them. Once a segment rolls its
-indexes are closed and each lookup opens the file for its own use, so old
-segments hold no file descriptors.
+4 KiB of log. New entries are kept in a small buffer and written with one
+``pwrite`` per group (and on flush, roll and close); the file always holds
+whole entries only. Lookups bisect a read-only memory map of the file, so the
+page cache holds the index, not the process. Once a segment rolls its index
+files are closed, and a lookup maps the file for its own use: old segments
+hold no file descriptors.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
+import mmap
 import os
 import struct
 from collections.abc import Iterator
@@ -35,26 +37,28 @@ class IndexFile:
 
     ENTRY = struct.Struct(">ii")
 
-    __slots__ = ("_fd", "_file_entries", "_last", "_pending", "base_offset", "max_entries", "path")
+    __slots__ = (
+        "_fd", "_file_entries", "_last", "_map", "_mapped_entries", "_pending",
+        "base_offset", "entries", "max_entries", "path",
+    )  # fmt: skip
 
     def __init__(self, path: Path, base_offset: int, max_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
-        self.max_entries = max(1, max_bytes // self.ENTRY.size)
+        size = self.ENTRY.size
+        self.max_entries = max(1, max_bytes // size)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        size = os.fstat(self._fd).st_size
-        self._file_entries = size // self.ENTRY.size
-        if size % self.ENTRY.size:
+        file_size = os.fstat(self._fd).st_size
+        if file_size % size:
             os.close(self._fd)
-            raise CorruptIndexError(f"{path} has {size} bytes, not a multiple of {self.ENTRY.size}")
+            raise CorruptIndexError(f"{path} has {file_size} bytes, not a multiple of {size}")
+        self._file_entries = self.entries = file_size // size
         self._pending = bytearray()
-        self._last: tuple[int, int] | None = self.entry(self._file_entries - 1) if size else None
+        self._map: mmap.mmap | None = None  # read-only, of the first _mapped_entries
+        self._mapped_entries = 0
+        self._last: tuple[int, int] | None = self.entry(self.entries - 1) if self.entries else None
 
     # entries
-
-    @property
-    def entries(self) -> int:
-        return self._file_entries + len(self._pending) // self.ENTRY.size
 
     @property
     def is_full(self) -> bool:
@@ -64,66 +68,102 @@ class IndexFile:
     def last_entry(self) -> tuple[int, int] | None:
         return self._last
 
+    def _refresh_map(self) -> mmap.mmap:
+        """The live read-only map, remapped when the file has grown past it."""
+        if self._map is None or self._mapped_entries < self._file_entries:
+            if self._map is not None:
+                self._map.close()
+            self._map = mmap.mmap(
+                self._fd, self._file_entries * self.ENTRY.size, access=mmap.ACCESS_READ
+            )
+            self._mapped_entries = self._file_entries
+        return self._map
+
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[int]:
+    def _entries_view(self) -> Iterator[tuple[mmap.mmap | bytes, int, bytearray]]:
+        """(map of the file's entries, how many, pending entries) for one lookup."""
         if self._fd >= 0:
-            yield self._fd
+            mapped = self._refresh_map() if self._file_entries else b""
+            yield mapped, self._file_entries, self._pending
+            return
+        if not self._file_entries:
+            yield b"", 0, self._pending
             return
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            yield fd
+            own = mmap.mmap(fd, self._file_entries * self.ENTRY.size, access=mmap.ACCESS_READ)
         finally:
-            os.close(fd)
-
-    def _entry_at(self, fd: int, index: int) -> tuple[int, int]:
-        size = self.ENTRY.size
-        if index >= self._file_entries:
-            offset = (index - self._file_entries) * size
-            return self.ENTRY.unpack_from(self._pending, offset)
-        data = os.pread(fd, size, index * size)
-        if len(data) != size:
-            raise CorruptIndexError(f"{self.path}: entry {index} is cut off")
-        return self.ENTRY.unpack(data)
+            os.close(fd)  # the map keeps its own reference to the file
+        try:
+            yield own, self._file_entries, self._pending
+        finally:
+            own.close()
 
     def entry(self, index: int) -> tuple[int, int]:
-        with self._reading() as fd:
-            return self._entry_at(fd, index)
+        if not 0 <= index < self.entries:
+            raise IndexError(index)
+        with self._entries_view() as (mapped, in_file, pending):
+            size = self.ENTRY.size
+            if index >= in_file:
+                return self.ENTRY.unpack_from(pending, (index - in_file) * size)
+            return self.ENTRY.unpack_from(mapped, index * size)
 
     def _floor(self, key: int, field: int) -> tuple[int, int] | None:
         """The last entry whose ``field`` is at most ``key``."""
         last = self._last
         if last is None or last[field] <= key:
             return last
-        with self._reading() as fd:
+        unpack = self.ENTRY.unpack_from
+        size = self.ENTRY.size
+        with self._entries_view() as (mapped, in_file, pending):
+            if pending and unpack(pending, 0)[field] <= key:
+                found = bisect.bisect_right(
+                    range(len(pending) // size), key, key=lambda i: unpack(pending, i * size)[field]
+                )
+                return unpack(pending, (found - 1) * size)
             found = bisect.bisect_right(
-                range(self.entries), key, key=lambda i: self._entry_at(fd, i)[field]
+                range(in_file), key, key=lambda i: unpack(mapped, i * size)[field]
             )
-            return self._entry_at(fd, found - 1) if found else None
+            return unpack(mapped, (found - 1) * size) if found else None
 
     def _append(self, first: int, second: int) -> None:
-        if self.is_full:
-            raise CorruptIndexError(f"{self.path} is full ({self.max_entries} entries)")
+        if self.entries >= self.max_entries or self._fd < 0:
+            raise CorruptIndexError(f"{self.path} is full or closed")
         self._pending += self.ENTRY.pack(first, second)
+        self.entries += 1
         self._last = (first, second)
-        if len(self._pending) >= _WRITE_EVERY_ENTRIES * self.ENTRY.size:
+        if self.entries - self._file_entries >= _WRITE_EVERY_ENTRIES:
             self.write_pending()
 
     # files
 
     def write_pending(self) -> None:
+        """Write buffered entries to the file (no fsync)."""
         if self._pending:
             os.pwrite(self._fd, self._pending, self._file_entries * self.ENTRY.size)
-            self._file_entries += len(self._pending) // self.ENTRY.size
+            self._file_entries = self.entries
             self._pending = bytearray()
 
     def sync(self) -> None:
-        self.write_pending()
-        os.fsync(self._fd)
-
-    def close(self) -> None:
-        """Write what is pending and let go of the file; lookups still work."""
         if self._fd >= 0:
             self.write_pending()
+            os.fsync(self._fd)
+
+    def close(self, *, sync: bool = False) -> None:
+        """Write what is buffered (fsync it if asked) and let go of the file.
+
+        Lookups still work afterwards, from a map made for each.
+        """
+        if self._fd < 0:
+            return
+        try:
+            self.write_pending()
+            if sync:
+                os.fsync(self._fd)
+        finally:
+            if self._map is not None:
+                self._map.close()
+                self._map = None
             os.close(self._fd)
             self._fd = -1
 
@@ -133,27 +173,27 @@ class IndexFile:
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""
-        self._pending = bytearray()
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+            self._mapped_entries = 0
         os.ftruncate(self._fd, 0)
-        self._file_entries = 0
+        self._pending = bytearray()
+        self._file_entries = self.entries = 0
         self._last = None
-
-    def truncate_entries(self, keep: int) -> None:
-        """Keep only the first ``keep`` entries."""
-        self.write_pending()
-        if keep < self._file_entries:
-            os.ftruncate(self._fd, keep * self.ENTRY.size)
-            self._file_entries = keep
-            self._last = self.entry(keep - 1) if keep else None
 
     def rename(self, path: Path) -> None:
         os.rename(self.path, path)
         self.path = path
 
     def check(self) -> None:
-        """Kafka's sanity check: sorted ends, offsets not below the base."""
-        if self.entries and self.entry(self.entries - 1)[0] < self.entry(0)[0]:
-            raise CorruptIndexError(f"{self.path}: last entry sorts before the first")
+        """Kafka's sanity checks, plus: the last two entries are in order."""
+        if self.entries >= 2:
+            first, before_last, last = (
+                self.entry(0), self.entry(self.entries - 2), self.entry(self.entries - 1)
+            )  # fmt: skip
+            if last[0] < first[0] or last[0] <= before_last[0]:
+                raise CorruptIndexError(f"{self.path}: entries are out of order")
 
 
 class OffsetIndex(IndexFile):

@@ -76,8 +76,11 @@ def _indexes_exist(directory: Path, base_offset: int) -> bool:
     )
 
 
-def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
-    """Open a segment, rebuilding indexes that are missing or fail their checks."""
+def _open_segment(
+    directory: Path, base_offset: int, config: LogConfig, now_ms: int, *, to_recover: bool
+) -> LogSegment:
+    """Open a segment, rebuilding indexes that are missing or fail their checks
+    (unless it is about to be recovered, which rebuilds them anyway)."""
     had_indexes = _indexes_exist(directory, base_offset)
     try:
         segment = LogSegment(directory, base_offset, config, now_ms)
@@ -87,6 +90,8 @@ def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: 
             segment_path(directory, base_offset, suffix).unlink()
         segment = LogSegment(directory, base_offset, config, now_ms)
         had_indexes = False
+    if to_recover:
+        return segment
     if segment.size and (not had_indexes or not segment.check_indexes()):
         log.warning("%s: indexes missing or corrupt; rebuilding", segment.log_path)
         segment.rebuild_indexes()
@@ -116,7 +121,9 @@ def load_segments(
     next_offset = bases[0]
     truncated_total = 0
     for index, base in enumerate(bases):
-        segment = _open_segment(directory, base, config, now_ms)
+        segment = _open_segment(
+            directory, base, config, now_ms, to_recover=index >= first_to_recover
+        )
         segments.append(segment)
         is_last = index == len(bases) - 1
         if index >= first_to_recover:

@@ -16,13 +16,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.record import TimestampType
 from wirekafka.protocol.records.record_batch import (
+    BatchHeader,
     decode_batch,
     iter_batches,
+    read_batch_header,
     set_base_offset,
     set_log_append_time,
 )
@@ -30,7 +32,7 @@ from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, fsync_dir, segment_path
 from wirekafka.storage.loader import load_segments
 from wirekafka.storage.segment import LogSegment
-from wirekafka.storage.spans import FileSpan
+from wirekafka.storage.spans import FileSpan, OpenFile
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -51,8 +53,7 @@ class StorageError(Exception):
         self.partition = partition
 
 
-@dataclass(frozen=True, slots=True)
-class AppendInfo:
+class AppendInfo(NamedTuple):
     first_offset: int
     last_offset: int
     log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
@@ -95,6 +96,15 @@ class _PendingDelete:
     due_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class _UnsyncedRoll:
+    """A segment rolled away from but not yet fsynced, and where it ends."""
+
+    segment: LogSegment
+    handle: OpenFile
+    end_offset: int
+
+
 @dataclass(slots=True)
 class _Offsets:
     log_end: int
@@ -103,6 +113,7 @@ class _Offsets:
     unflushed_records: int = 0
     last_flush_ms: int = 0
     pending_deletes: list[_PendingDelete] = field(default_factory=list)
+    unsynced_rolls: list[_UnsyncedRoll] = field(default_factory=list)
 
 
 class PartitionLog:
@@ -124,6 +135,7 @@ class PartitionLog:
         self.topic = topic
         self.partition = partition
         self.config = config
+        self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
         self._lock = threading.Lock()
         self.offline = False
@@ -136,7 +148,8 @@ class PartitionLog:
             log_start_offset=log_start_offset,
             now_ms=clock(),
         )
-        fsync_dir(directory.parent)  # a new partition directory must survive power loss
+        fsync_dir(directory)  # new segment files, and the new partition directory,
+        fsync_dir(directory.parent)  # must survive power loss
         self._segments = loaded.segments
         self._bases = [segment.base_offset for segment in self._segments]
         start = min(max(log_start_offset, self._bases[0]), loaded.log_end_offset)
@@ -146,6 +159,14 @@ class PartitionLog:
             recovery_point=loaded.recovery_point,
             last_flush_ms=clock(),
         )
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply changed settings (a topic's config was altered)."""
+        with self._lock:
+            self.config = config
+            self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
+            for segment in self._segments:
+                segment.config = config
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
@@ -183,28 +204,34 @@ class PartitionLog:
 
     # appends
 
-    def append(self, records: Buffer) -> AppendInfo:
+    def append(
+        self, records: Buffer, batches: list[tuple[int, BatchHeader]] | None = None
+    ) -> AppendInfo:
         """Append one or more record batches, assigning their offsets.
 
         ``records`` is patched in place when writable (a bytearray frame from
-        the network); otherwise it is copied once. Raises ProtocolError when
-        the data is not whole magic-2 batches, StorageError on a disk error.
+        the network); otherwise it is copied once. ``batches`` are the
+        (position, header) pairs of ``records`` when the caller has them
+        already (from checking CRCs); they are read here otherwise. Raises
+        ProtocolError when the data is not whole magic-2 batches, StorageError
+        on a disk error.
         """
         data = _writable(records)
-        batches = list(iter_batches(data))
-        if not batches:
-            raise ProtocolError("no record batches to append")
+        if batches is None:
+            batches = _batches_of(data)
         with self._lock:
-            self._check_online()
+            if self.offline:
+                self._check_online()
+            offsets = self._offsets
             now = self.clock()
-            log_append_time = now if self._log_append_time else NO_TIMESTAMP
-            first_offset = next_offset = self._offsets.log_end
+            log_append_time = self._log_append_time
+            first_offset = next_offset = offsets.log_end
             max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
             record_count = 0
             for position, header in batches:
                 set_base_offset(data, position, next_offset)
                 timestamp = header.max_timestamp
-                if self._log_append_time:
+                if log_append_time:
                     set_log_append_time(data, position, now)
                     timestamp = now
                 next_offset += header.last_offset_delta + 1
@@ -212,53 +239,58 @@ class PartitionLog:
                     max_timestamp, offset_of_max = timestamp, next_offset - 1
                 record_count += header.record_count
             last_offset = next_offset - 1
-            segment = self._segment_for_append(len(data), last_offset, max_timestamp, now)
+            segment = self._segments[-1]
+            if segment.should_roll(len(data), last_offset, max_timestamp, now):
+                segment = self._roll()
             try:
                 segment.append(data, last_offset, max_timestamp, offset_of_max)
             except OSError as exc:
                 if not segment.is_intact():  # the write could not be undone
                     self.offline = True
                 raise self._fail("append", exc) from exc
-            self._offsets.log_end = next_offset
-            self._offsets.unflushed_records += record_count
-            flush_due = self._offsets.unflushed_records >= self.config.flush_interval_messages
+            offsets.log_end = next_offset
+            offsets.unflushed_records += record_count
+            flush_due = offsets.unflushed_records >= self.config.flush_interval_messages
+            log_start = offsets.log_start
         if flush_due:
             self.flush()
-        return AppendInfo(
-            first_offset, last_offset, log_append_time, self._offsets.log_start, record_count
-        )
-
-    @property
-    def _log_append_time(self) -> bool:
-        return self.config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
-
-    def _segment_for_append(
-        self, size: int, last_offset: int, max_timestamp: int, now: int
-    ) -> LogSegment:
-        segment = self._segments[-1]
-        if segment.size and (
-            segment.size + size > self.config.segment_bytes
-            or segment.time_waited_for_roll(now, max_timestamp) >= self.config.roll_ms
-            or not segment.can_hold(last_offset)
-        ):
-            segment = self._roll()
-        return segment
+        append_time = now if log_append_time else NO_TIMESTAMP
+        return AppendInfo(first_offset, last_offset, append_time, log_start, record_count)
 
     def _roll(self) -> LogSegment:
         old = self._segments[-1]
         base = self._offsets.log_end
         try:
-            old.close_for_writing()
+            handle = old.close_for_writing(sync=False)
             segment = LogSegment(self.directory, base, self.config, self.clock())
-            fsync_dir(self.directory)  # the new file's name must survive power loss too
         except OSError as exc:
             self.offline = True  # half rolled: no segment to append to
             raise self._fail("roll", exc) from exc
         log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
         self._segments.append(segment)
         self._bases.append(base)
-        self._offsets.recovery_point = max(self._offsets.recovery_point, base)
+        if handle is not None:  # fsynced by the next flush or maintenance round
+            self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, handle, base))
         return segment
+
+    def sync_rolled_segments(self) -> None:
+        """fsync segments rolled away from (and the directory naming the new
+        ones), then move the recovery point past them. Runs without the lock."""
+        with self._lock:
+            pending, self._offsets.unsynced_rolls = self._offsets.unsynced_rolls, []
+        if not pending:
+            return
+        try:
+            for rolled in pending:
+                rolled.segment.sync_closed(rolled.handle)
+            fsync_dir(self.directory)
+        except OSError as exc:
+            with self._lock:
+                self._offsets.unsynced_rolls[:0] = pending  # try again next time
+            raise self._fail("fsync of a rolled segment", exc) from exc
+        with self._lock:
+            end = pending[-1].end_offset
+            self._offsets.recovery_point = max(self._offsets.recovery_point, end)
 
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
@@ -269,14 +301,13 @@ class PartitionLog:
     # flushing
 
     def flush(self) -> None:
-        """fsync the active segment up to the log end; move the recovery point there."""
+        """fsync every segment up to the log end; move the recovery point there."""
+        self.sync_rolled_segments()
         try:
             with self._lock:
                 self._check_online()
                 segment = self._segments[-1]
                 handle = segment.open_file()
-                segment.offset_index.write_pending()
-                segment.time_index.write_pending()
                 log_end = self._offsets.log_end
                 count = self._offsets.unflushed_records
             segment.sync_log(handle)  # outside the lock: appends go on while the disk works
@@ -288,7 +319,9 @@ class PartitionLog:
             self._offsets.last_flush_ms = self.clock()
 
     def flush_if_due(self) -> bool:
-        """Flush when ``log.flush.interval.ms`` has passed with records unflushed."""
+        """Flush when ``log.flush.interval.ms`` has passed with records unflushed;
+        fsync segments rolled since the last call in any case."""
+        self.sync_rolled_segments()
         with self._lock:
             due = (
                 self._offsets.unflushed_records > 0
@@ -300,6 +333,8 @@ class PartitionLog:
 
     def close(self) -> None:
         """Flush everything, including indexes, and close the active segment's files."""
+        if not self.offline:
+            self.sync_rolled_segments()
         with self._lock:
             if self.offline:
                 return
@@ -375,22 +410,21 @@ class PartitionLog:
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), or the
         first record whose timestamp is at least ``timestamp``."""
-        with self._lock:
+        with self._lock:  # the active segment's index changes under appends
             self._check_online()
             if timestamp == EARLIEST_TIMESTAMP:
                 return TimestampOffset(NO_TIMESTAMP, self._offsets.log_start)
             if timestamp == LATEST_TIMESTAMP:
                 return TimestampOffset(NO_TIMESTAMP, self._offsets.log_end)
-            segments = list(self._segments)
-        try:
-            if timestamp == MAX_TIMESTAMP:
-                best = max(segments, key=lambda s: s.max_timestamp)
-                if best.max_timestamp < 0:
-                    return None
-                return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
-            return self._first_at_or_after(segments, timestamp)
-        except OSError as exc:
-            raise self._fail("timestamp lookup", exc) from exc
+            try:
+                if timestamp == MAX_TIMESTAMP:
+                    best = max(self._segments, key=lambda s: s.max_timestamp)
+                    if best.max_timestamp < 0:
+                        return None
+                    return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
+                return self._first_at_or_after(self._segments, timestamp)
+            except OSError as exc:
+                raise self._fail("timestamp lookup", exc) from exc
 
     def _first_at_or_after(
         self, segments: list[LogSegment], timestamp: int
@@ -404,12 +438,13 @@ class PartitionLog:
                 continue
             for batch in segment.batches_from(found.position):
                 header = batch.header
-                if header.max_timestamp < timestamp or header.base_offset < self.log_start_offset:
+                if header.max_timestamp < timestamp or header.last_offset < self._offsets.log_start:
                     continue
+                start = self._offsets.log_start
                 if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
-                    return TimestampOffset(header.max_timestamp, header.base_offset)
+                    return TimestampOffset(header.max_timestamp, max(header.base_offset, start))
                 for record in decode_batch(segment.read_batch(batch)).records:
-                    if record.timestamp >= timestamp:
+                    if record.timestamp >= timestamp and record.offset >= start:
                         return TimestampOffset(record.timestamp, record.offset)
         return None
 
@@ -506,6 +541,14 @@ class PartitionLog:
             due = self.clock() + self.config.file_delete_delay_ms
             self._offsets.pending_deletes.append(_PendingDelete(doomed, due))
             return True
+
+
+def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:
+    """(position, header) of each batch; one header read when it is a single batch."""
+    header = read_batch_header(data)
+    if header.size_bytes == len(data):
+        return [(0, header)]
+    return list(iter_batches(data))
 
 
 def _writable(buffer: Buffer) -> bytearray | memoryview:

@@ -114,17 +114,36 @@ class LogSegment:
         self.offset_index.sync()
         self.time_index.sync()
 
-    def close_for_writing(self, *, sync: bool = True) -> None:
-        """Make the segment read-only (on roll): last time-index entry, fsync, let go."""
-        if self._writer is None:
-            return
+    def close_for_writing(self, *, sync: bool = True) -> OpenFile | None:
+        """Make the segment read-only (on roll): last time-index entry, trimmed indexes.
+
+        With ``sync`` everything is fsynced first; without, the caller gets the
+        file back to fsync later with :meth:`sync_closed` (a roll must not
+        hold up appends for the length of an fsync).
+        """
+        writer = self._writer
+        if writer is None:
+            return None
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         if sync:
             self.sync_log()
-            self.sync_indexes()
-        self.offset_index.close()
-        self.time_index.close()
+        self.offset_index.close(sync=sync)
+        self.time_index.close(sync=sync)
         self._writer = None  # spans may still hold the file; it closes after them
+        return writer
+
+    def sync_closed(self, handle: OpenFile) -> None:
+        """fsync a segment closed without it: the log through ``handle``, the indexes by name."""
+        os.fsync(handle.fd)
+        for index in (self.offset_index, self.time_index):
+            try:
+                fd = os.open(index.path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # deleted meanwhile by retention or compaction
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def rename_files(self, suffix: str) -> list[Path]:
         """Rename the three files (e.g. to ``.deleted``); return their new paths."""
@@ -157,22 +176,25 @@ class LogSegment:
         On a write error the file is cut back to where it was, so what was
         already written stays as it was; the error propagates.
         """
-        assert self._writer is not None, "append to a closed segment"
+        writer = self._writer
+        assert writer is not None, "append to a closed segment"
         position = self.size
-        view = memoryview(data)
-        fd = self._writer.fd
+        size = len(data)
+        fd = writer.fd
         try:
-            written = 0
-            while written < len(view):
-                written += os.pwrite(fd, view[written:], position + written)
+            written = os.pwrite(fd, data, position)
+            if written < size:  # short write: go on from where it stopped
+                view = memoryview(data)
+                while written < size:
+                    written += os.pwrite(fd, view[written:], position + written)
         except OSError:
             with contextlib.suppress(OSError):  # is_intact() tells whether this worked
                 os.ftruncate(fd, position)
             raise
         if self.rolling_timestamp is None:
             self.rolling_timestamp = max_timestamp
-        self._track(position, len(view), last_offset, max_timestamp, offset_of_max_timestamp)
-        self.size = position + len(view)
+        self._track(position, size, last_offset, max_timestamp, offset_of_max_timestamp)
+        self.size = position + size
 
     def is_intact(self) -> bool:
         """Whether the file holds exactly the bytes appended so far (after a failed write)."""
@@ -191,27 +213,37 @@ class LogSegment:
         if self.bytes_since_index_entry > self.config.index_interval_bytes:
             self.offset_index.append(last_offset, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
-            self.bytes_since_index_entry = 0
-        self.bytes_since_index_entry += size
+            self.bytes_since_index_entry = size
+        else:
+            self.bytes_since_index_entry += size
 
-    def time_waited_for_roll(self, now_ms: int, max_timestamp: int) -> int:
-        """How long this segment has been open, as ``log.roll.ms`` counts it.
+    def should_roll(self, size: int, last_offset: int, max_timestamp: int, now_ms: int) -> bool:
+        """Whether an append of ``size`` bytes ending at ``last_offset`` needs a new segment.
 
-        Kafka measures it in record time, from the first batch's max timestamp
-        to the incoming batch's, so old data replayed into a topic does not
-        roll a segment per batch; without record timestamps it falls back to
-        the wall clock since the segment was created.
+        It does when this one would pass ``log.segment.bytes``, when its
+        indexes are full or its relative offsets would overflow, or when it
+        has been open for ``log.roll.ms``. Kafka measures that age in record
+        time, from the first batch's max timestamp to the incoming one's, so
+        old data replayed into a topic does not roll a segment per batch;
+        without record timestamps it falls back to the wall clock since the
+        segment was created. This runs on every append, hence no helpers.
         """
-        if self.rolling_timestamp is not None and self.rolling_timestamp >= 0:
-            return max_timestamp - self.rolling_timestamp
-        return now_ms - self.created_ms
-
-    def can_hold(self, last_offset: int) -> bool:
-        """Whether an append ending at ``last_offset`` fits this segment's indexes."""
+        if not self.size:
+            return False
+        config = self.config
+        if self.size + size > config.segment_bytes:
+            return True
+        rolling = self.rolling_timestamp
+        if rolling is not None and rolling >= 0:
+            waited = max_timestamp - rolling
+        else:
+            waited = now_ms - self.created_ms
+        offsets, times = self.offset_index, self.time_index
         return (
-            last_offset - self.base_offset <= MAX_RELATIVE_OFFSET
-            and not self.offset_index.is_full
-            and not self.time_index.is_full
+            waited >= config.roll_ms
+            or last_offset - self.base_offset > MAX_RELATIVE_OFFSET
+            or offsets.entries >= offsets.max_entries
+            or times.entries >= times.max_entries
         )
 
     # reads
@@ -250,14 +282,6 @@ class LogSegment:
                 break
             position = next_position
         return position
-
-    def last_batch(self) -> BatchPosition | None:
-        """The last batch in the segment, found from its last index entry."""
-        _, position = self.offset_index.lookup(2**63 - 1)
-        found = None
-        for found in self.batches_from(position):  # noqa: B007 - we want the last one
-            pass
-        return found
 
     def read_batch(self, batch: BatchPosition) -> bytes:
         handle = self.open_file()

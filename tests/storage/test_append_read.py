@@ -248,6 +248,16 @@ def test_roll_when_the_index_is_full(tmp_path):
     assert read_batches(log)[-1].header.last_offset == 59
 
 
+def test_roll_when_the_time_index_is_full_keeps_the_last_timestamp(tmp_path):
+    # Room for two time-index entries; an entry every batch; rising timestamps.
+    log = new_log(tmp_path, LogConfig(index_interval_bytes=0, index_max_bytes=24))
+    append_all(log, [make_batch(i, timestamp=BASE_TIME_MS + 100 * i) for i in range(12)])
+    assert len(log.segments) >= 3
+    for segment in log.segments[:-1]:
+        assert segment.time_index.max_timestamp == segment.max_timestamp
+    assert log.offset_for_timestamp(BASE_TIME_MS + 1100) == TimestampOffset(BASE_TIME_MS + 1100, 33)
+
+
 def test_a_batch_bigger_than_a_segment_still_goes_in(tmp_path):
     log = new_log(tmp_path, LogConfig(segment_bytes=100))
     append_all(log, [make_batch(i, value_bytes=500) for i in range(3)])

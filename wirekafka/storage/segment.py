@@ -115,7 +115,7 @@ class LogSegment:
         self.time_index.sync()
 
     def close_for_writing(self, *, sync: bool = True) -> OpenFile | None:
-        """Make the segment read-only (on roll): last time-index entry, trimmed indexes.
+        """Make the segment read-only (on roll): a last time-index entry, indexes written.
 
         With ``sync`` everything is fsynced first; without, the caller gets the
         file back to fsync later with :meth:`sync_closed` (a roll must not
@@ -124,6 +124,7 @@ class LogSegment:
         writer = self._writer
         if writer is None:
             return None
+        # A full time index has already rolled the segment, so this entry fits.
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         if sync:
             self.sync_log()

@@ -139,6 +139,7 @@ class PartitionLog:
         self.clock = clock
         self._lock = threading.Lock()
         self.offline = False
+        created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
         loaded = load_segments(
             directory,
@@ -148,8 +149,9 @@ class PartitionLog:
             log_start_offset=log_start_offset,
             now_ms=clock(),
         )
-        fsync_dir(directory)  # new segment files, and the new partition directory,
-        fsync_dir(directory.parent)  # must survive power loss
+        if created:  # the new directory and its first segment's files must survive power loss
+            fsync_dir(directory)
+            fsync_dir(directory.parent)
         self._segments = loaded.segments
         self._bases = [segment.base_offset for segment in self._segments]
         start = min(max(log_start_offset, self._bases[0]), loaded.log_end_offset)

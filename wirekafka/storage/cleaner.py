@@ -16,13 +16,12 @@ byte for byte; others are rewritten with their header fields kept.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import BatchHeader, decode_batch, encode_batch
-from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path
+from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, write_synced
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.segment import LogSegment
 
@@ -94,15 +93,7 @@ def _clean_segment(
 
 def _write_cleaned(directory: Path, base_offset: int, batches: list[bytes]) -> Path:
     path = segment_path(directory, base_offset, LOG_SUFFIX + CLEANED_SUFFIX)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        for data in batches:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_synced(path, batches)
     return path
 
 

@@ -9,6 +9,7 @@ being replaced carry ``.cleaned`` or ``.swap``, files awaiting removal
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 LOG_SUFFIX = ".log"
@@ -60,6 +61,19 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def write_synced(path: Path, chunks: Iterable[bytes]) -> None:
+    """Create (or replace) ``path`` holding ``chunks``, and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``path`` so that after a crash it holds either the old or the new bytes.
 
@@ -67,13 +81,6 @@ def write_atomically(path: Path, data: bytes) -> None:
     over ``path``; the directory is fsynced so the rename survives power loss.
     """
     temp = path.with_name(path.name + TEMP_SUFFIX)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_synced(temp, [data])
     os.replace(temp, path)
     fsync_dir(path.parent)

@@ -101,15 +101,6 @@ _MINIMUMS = {
 _MAXIMUMS = {"segment_bytes": 2**31 - 1}  # positions in an index are int32
 
 
-def broker_log_keys() -> frozenset[str]:
-    """The broker-wide keys this module understands."""
-    return frozenset(_BROKER_KEYS)
-
-
-def topic_log_keys() -> frozenset[str]:
-    return frozenset(_TOPIC_KEYS)
-
-
 def _parse(key: str, field: str, text: str, multiplier: int) -> Any:
     if field == "cleanup_policy":
         policies = frozenset(part.strip() for part in text.split(",") if part.strip())

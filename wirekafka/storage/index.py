@@ -61,10 +61,6 @@ class IndexFile:
     # entries
 
     @property
-    def is_full(self) -> bool:
-        return self.entries >= self.max_entries
-
-    @property
     def last_entry(self) -> tuple[int, int] | None:
         return self._last
 
@@ -166,10 +162,6 @@ class IndexFile:
                 self._map = None
             os.close(self._fd)
             self._fd = -1
-
-    @property
-    def is_open(self) -> bool:
-        return self._fd >= 0
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""

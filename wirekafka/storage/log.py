@@ -162,14 +162,6 @@ class PartitionLog:
             last_flush_ms=clock(),
         )
 
-    def update_config(self, config: LogConfig) -> None:
-        """Apply changed settings (a topic's config was altered)."""
-        with self._lock:
-            self.config = config
-            self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
-            for segment in self._segments:
-                segment.config = config
-
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
 

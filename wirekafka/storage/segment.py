@@ -102,10 +102,6 @@ class LogSegment:
             self._reader = weakref.ref(handle)
         return handle
 
-    @property
-    def is_active(self) -> bool:
-        return self._writer is not None
-
     def sync_log(self, handle: OpenFile | None = None) -> None:
         handle = handle or self.open_file()
         os.fsync(handle.fd)

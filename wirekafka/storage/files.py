@@ -9,6 +9,8 @@ being replaced carry ``.cleaned`` or ``.swap``, files awaiting removal
 from __future__ import annotations
 
 import os
+import shutil
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -84,3 +86,33 @@ def write_atomically(path: Path, data: bytes) -> None:
     write_synced(temp, [data])
     os.replace(temp, path)
     fsync_dir(path.parent)
+
+
+class DelayedDeletions:
+    """Files and directories to remove once their delay has passed.
+
+    Segments and partitions are renamed (``.deleted``, ``-delete``) when they
+    go, and removed only after ``file.delete.delay.ms``, so readers that
+    still hold them finish first.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: list[tuple[int, list[Path]]] = []
+
+    def schedule(self, paths: list[Path], due_ms: int) -> None:
+        with self._lock:
+            self._pending.append((due_ms, paths))
+
+    def remove_due(self, now_ms: int) -> int:
+        """Remove every group whose time has come; return how many groups went."""
+        with self._lock:
+            due = [paths for when, paths in self._pending if when <= now_ms]
+            self._pending = [(when, paths) for when, paths in self._pending if when > now_ms]
+        for paths in due:
+            for path in paths:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+        return len(due)

@@ -29,7 +29,14 @@ from wirekafka.protocol.records.record_batch import (
     set_log_append_time,
 )
 from wirekafka.storage.config import LogConfig
-from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, fsync_dir, segment_path
+from wirekafka.storage.files import (
+    CLEANED_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    DelayedDeletions,
+    fsync_dir,
+    segment_path,
+)
 from wirekafka.storage.loader import load_segments
 from wirekafka.storage.segment import LogSegment
 from wirekafka.storage.spans import FileSpan, OpenFile
@@ -90,12 +97,6 @@ class TimestampOffset:
     offset: int
 
 
-@dataclass(slots=True)
-class _PendingDelete:
-    paths: list[Path]
-    due_ms: int
-
-
 @dataclass(frozen=True, slots=True)
 class _UnsyncedRoll:
     """A segment rolled away from but not yet fsynced, and where it ends."""
@@ -112,7 +113,6 @@ class _Offsets:
     recovery_point: int
     unflushed_records: int = 0
     last_flush_ms: int = 0
-    pending_deletes: list[_PendingDelete] = field(default_factory=list)
     unsynced_rolls: list[_UnsyncedRoll] = field(default_factory=list)
 
 
@@ -138,6 +138,7 @@ class PartitionLog:
         self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
         self._lock = threading.Lock()
+        self._deletions = DelayedDeletions()
         self.offline = False
         created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
@@ -479,9 +480,7 @@ class PartitionLog:
             for segment in gone:
                 log.info("%s-%d: deleting segment %s", self.topic, self.partition, segment)
                 try:
-                    self._offsets.pending_deletes.append(
-                        _PendingDelete(segment.mark_deleted(), due)
-                    )
+                    self._deletions.schedule(segment.mark_deleted(), due)
                 except OSError as exc:
                     raise self._fail("segment deletion", exc) from exc
             return doomed
@@ -494,16 +493,7 @@ class PartitionLog:
 
     def remove_deleted_files(self) -> int:
         """Unlink ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
-        now = self.clock()
-        with self._lock:
-            due = [d for d in self._offsets.pending_deletes if d.due_ms <= now]
-            self._offsets.pending_deletes = [
-                d for d in self._offsets.pending_deletes if d.due_ms > now
-            ]
-        for pending in due:
-            for path in pending.paths:
-                path.unlink(missing_ok=True)
-        return len(due)
+        return self._deletions.remove_due(self.clock())
 
     # compaction support
 
@@ -532,8 +522,7 @@ class PartitionLog:
             except OSError as exc:
                 raise self._fail("compaction swap", exc) from exc
             self._segments[self._segments.index(old)] = new
-            due = self.clock() + self.config.file_delete_delay_ms
-            self._offsets.pending_deletes.append(_PendingDelete(doomed, due))
+            self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
             return True
 
 

@@ -13,7 +13,6 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
@@ -22,6 +21,7 @@ from wirekafka.storage.files import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
+    DelayedDeletions,
     fsync_dir,
     parse_partition_dir_name,
     partition_dir_name,
@@ -42,12 +42,6 @@ DELETE_DIR_SUFFIX = "-delete"
 
 class LogDirError(RuntimeError):
     """A log dir cannot be used (belongs to another broker or cluster, unreadable)."""
-
-
-@dataclass(slots=True)
-class _PendingDirDelete:
-    path: Path
-    due_ms: int
 
 
 class LogManager:
@@ -71,7 +65,7 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._lock = threading.Lock()
-        self._pending_dir_deletes: list[_PendingDirDelete] = []
+        self._deletions = DelayedDeletions()
         self.had_clean_shutdown = True
 
     # startup and shutdown
@@ -211,7 +205,7 @@ class LogManager:
         removed.directory.rename(doomed)
         fsync_dir(log_dir)
         delay = self.default_config.file_delete_delay_ms if delay_ms is None else delay_ms
-        self._pending_dir_deletes.append(_PendingDirDelete(doomed, self.clock() + delay))
+        self._deletions.schedule([doomed], self.clock() + delay)
         return True
 
     # background work
@@ -229,8 +223,4 @@ class LogManager:
                 partition_log.remove_deleted_files()
             except StorageError as exc:
                 log.error("maintenance of %r failed: %s", partition_log, exc)
-        now = self.clock()
-        due = [d for d in self._pending_dir_deletes if d.due_ms <= now]
-        self._pending_dir_deletes = [d for d in self._pending_dir_deletes if d.due_ms > now]
-        for pending in due:
-            shutil.rmtree(pending.path, ignore_errors=True)
+        self._deletions.remove_due(self.clock())

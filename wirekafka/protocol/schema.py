@@ -23,7 +23,7 @@ import dataclasses
 import uuid as uuid_module
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, TypeAlias, TypeVar, cast, dataclass_transform
 
 from wirekafka.protocol.primitives import ExternalBytes
 
@@ -215,6 +215,7 @@ def struct(cls: type, versions: str, *, tag: int | None = None, tagged: str | No
 T = TypeVar("T")
 
 
+@dataclass_transform(kw_only_default=True)
 def message(cls: type[T]) -> type[T]:
     """Make a declared class a slotted, keyword-only dataclass and check its fields."""
     made = dataclass(slots=True, kw_only=True)(cls)

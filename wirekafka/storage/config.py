@@ -53,7 +53,7 @@ class LogConfig:
 
 # key -> (field, multiplier to the field's unit); a topic's keys drop the "log." prefix
 # except for the few Kafka named differently at topic level.
-_BROKER_KEYS: dict[str, tuple[str, int]] = {
+BROKER_LOG_KEYS: dict[str, tuple[str, int]] = {
     "log.segment.bytes": ("segment_bytes", 1),
     "log.roll.ms": ("roll_ms", 1),
     "log.roll.hours": ("roll_ms", HOUR_MS),
@@ -70,7 +70,7 @@ _BROKER_KEYS: dict[str, tuple[str, int]] = {
     "log.segment.delete.delay.ms": ("file_delete_delay_ms", 1),
     "log.message.timestamp.type": ("message_timestamp_type", 1),
 }
-_TOPIC_KEYS: dict[str, tuple[str, int]] = {
+TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "segment.bytes": ("segment_bytes", 1),
     "segment.ms": ("roll_ms", 1),
     "index.interval.bytes": ("index_interval_bytes", 1),
@@ -138,7 +138,7 @@ def log_config_from_properties(
     Broker keys are read unless ``topic_keys`` is set; bad values raise
     :class:`ConfigError` naming the key.
     """
-    table = _TOPIC_KEYS if topic_keys else _BROKER_KEYS
+    table = TOPIC_LOG_KEYS if topic_keys else BROKER_LOG_KEYS
     chosen: dict[str, tuple[int, Any]] = {}
     for key, text in properties.items():
         if key not in table:
@@ -149,3 +149,23 @@ def log_config_from_properties(
         if field not in chosen or rank > chosen[field][0]:
             chosen[field] = (rank, value)
     return dataclasses.replace(base or LogConfig(), **{f: v for f, (_, v) in chosen.items()})
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, frozenset):
+        return ",".join(sorted(value))
+    if isinstance(value, TimestampType):
+        return "LogAppendTime" if value == TimestampType.LOG_APPEND_TIME else "CreateTime"
+    return str(value)
+
+
+def topic_properties(config: LogConfig) -> dict[str, str]:
+    """The config as a topic's keys (``segment.bytes``, ``retention.ms``, ...)."""
+    return {key: _render(getattr(config, field)) for key, (field, _) in TOPIC_LOG_KEYS.items()}
+
+
+def check_topic_keys(properties: Mapping[str, str]) -> None:
+    """Raise ConfigError for a key that is not a topic config this broker knows."""
+    for key in properties:
+        if key not in TOPIC_LOG_KEYS:
+            raise ConfigError(f"unknown topic config {key!r}")

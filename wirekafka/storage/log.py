@@ -13,7 +13,7 @@ import bisect
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -66,6 +66,7 @@ class AppendInfo(NamedTuple):
     log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
     record_count: int
+    flush_due: bool  # log.flush.interval.messages reached: the caller flushes
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +201,21 @@ class PartitionLog:
     # appends
 
     def append(
-        self, records: Buffer, batches: list[tuple[int, BatchHeader]] | None = None
+        self,
+        records: Buffer,
+        batches: list[tuple[int, BatchHeader]] | None = None,
+        *,
+        flush_when_due: bool = True,
     ) -> AppendInfo:
         """Append one or more record batches, assigning their offsets.
 
         ``records`` is patched in place when writable (a bytearray frame from
         the network); otherwise it is copied once. ``batches`` are the
         (position, header) pairs of ``records`` when the caller has them
-        already (from checking CRCs); they are read here otherwise. Raises
+        already (from checking CRCs); they are read here otherwise. When
+        ``log.flush.interval.messages`` is reached the log is flushed here,
+        unless ``flush_when_due`` is false: then the caller flushes (the broker
+        does so off its event loop), told by ``flush_due``. Raises
         ProtocolError when the data is not whole magic-2 batches, StorageError
         on a disk error.
         """
@@ -247,10 +255,12 @@ class PartitionLog:
             offsets.unflushed_records += record_count
             flush_due = offsets.unflushed_records >= self.config.flush_interval_messages
             log_start = offsets.log_start
-        if flush_due:
+        if flush_due and flush_when_due:
             self.flush()
         append_time = now if log_append_time else NO_TIMESTAMP
-        return AppendInfo(first_offset, last_offset, append_time, log_start, record_count)
+        return AppendInfo(
+            first_offset, last_offset, append_time, log_start, record_count, flush_due
+        )
 
     def _roll(self) -> LogSegment:
         old = self._segments[-1]
@@ -416,10 +426,24 @@ class PartitionLog:
                     best = max(self._segments, key=lambda s: s.max_timestamp)
                     if best.max_timestamp < 0:
                         return None
-                    return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
+                    return self._record_at_max_timestamp(best)
                 return self._first_at_or_after(self._segments, timestamp)
             except OSError as exc:
                 raise self._fail("timestamp lookup", exc) from exc
+
+    def _record_at_max_timestamp(self, segment: LogSegment) -> TimestampOffset | None:
+        """The first record carrying the segment's max timestamp (Kafka 3.8+): the
+        batch holding it is decoded; a LogAppendTime batch answers with its base."""
+        found = segment.find_batch(segment.offset_of_max_timestamp)
+        if found is None:
+            return None
+        header = found.header
+        if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            return TimestampOffset(header.max_timestamp, header.base_offset)
+        for record in decode_batch(segment.read_batch(found)).records:
+            if record.timestamp == header.max_timestamp:
+                return TimestampOffset(record.timestamp, record.offset)
+        return TimestampOffset(header.max_timestamp, header.last_offset)
 
     def _first_at_or_after(
         self, segments: list[LogSegment], timestamp: int
@@ -442,6 +466,29 @@ class PartitionLog:
                     if record.timestamp >= timestamp and record.offset >= start:
                         return TimestampOffset(record.timestamp, record.offset)
         return None
+
+    def batch_headers(self, newer_than_ms: int | None = None) -> Iterator[BatchHeader]:
+        """Headers of the batches in the log, oldest first, read header by header.
+
+        Segments whose newest timestamp is known and at most ``newer_than_ms``
+        are passed over, except the active one.
+        """
+        with self._lock:
+            self._check_online()
+            segments = [(segment, segment.size) for segment in self._segments]
+        try:
+            for index, (segment, end) in enumerate(segments):
+                newest = segment.max_timestamp
+                if (
+                    newer_than_ms is not None
+                    and index + 1 < len(segments)
+                    and 0 <= newest <= newer_than_ms
+                ):
+                    continue
+                for batch in segment.batches_from(0, end):
+                    yield batch.header
+        except OSError as exc:
+            raise self._fail("batch scan", exc) from exc
 
     # retention
 

@@ -1,0 +1,321 @@
+"""A real BrokerContext over a temporary log dir, and requests through the real codec.
+
+No sockets: a request dataclass is encoded with :func:`encode_request`,
+decoded with :func:`decode_request` (as the server does, from a bytearray),
+handed to the handler, and the handler's answer is encoded with
+:func:`encode_response_parts` and decoded again, so every test exercises the
+encoding of the version under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from tests.storage.helpers import BASE_TIME_MS, FakeClock
+from wirekafka.config import broker_config_from_properties
+from wirekafka.handlers.context import BrokerContext, BrokerEndpoint
+from wirekafka.handlers.producers import ProducerIds, ProducerStates
+from wirekafka.handlers.registry import HANDLERS
+from wirekafka.handlers.topics import TopicManager
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.headers import RequestHeader
+from wirekafka.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+)
+from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from wirekafka.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    RecordBatch,
+    decode_batches,
+    encode_batch,
+)
+from wirekafka.protocol.rpc import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response_parts,
+)
+from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.log_manager import LogManager
+from wirekafka.storage.spans import FileSpan
+
+__all__ = ["BASE_TIME_MS", "TestBroker", "make_batch", "run"]
+
+
+def run(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run an async function to completion in a fresh trio loop."""
+    return trio.run(fn, *args)
+
+
+def make_batch(
+    values: Sequence[bytes | None] = (b"v0",),
+    *,
+    timestamps: Sequence[int] | None = None,
+    keys: Sequence[bytes | None] | None = None,
+    compression: CompressionType = CompressionType.NONE,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+) -> bytes:
+    """A magic-2 batch of ``values`` (offsets 0.., timestamps BASE_TIME_MS + i by default)."""
+    if timestamps is None:
+        timestamps = [BASE_TIME_MS + i for i in range(len(values))]
+    if keys is None:
+        keys = [None] * len(values)
+    records = [Record(i, timestamps[i], keys[i], value) for i, value in enumerate(values)]
+    return encode_batch(
+        records,
+        compression=compression,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        is_transactional=is_transactional,
+    )
+
+
+def _join_parts(parts: list[Any]) -> bytes:
+    out = bytearray()
+    for part in parts:
+        out += part.read_bytes() if isinstance(part, FileSpan) else bytes(part)
+    return bytes(out)
+
+
+class TestBroker:
+    """A BrokerContext over ``directory``, rebuilt by :meth:`restart` as a new process would."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, directory: Path, properties: Mapping[str, str] | None = None) -> None:
+        self.directory = directory
+        self.properties = {"log.dirs": str(directory), **(properties or {})}
+        self.clock = FakeClock()
+        self._correlation = itertools.count(1)
+        self.ctx = self._open()
+        self.closed = False
+
+    def _open(self) -> BrokerContext:
+        config = broker_config_from_properties(self.properties)
+        metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
+        topic_configs = {name: t.configs for name, t in metadata.topics().items()}
+
+        def topic_config(name: str) -> LogConfig:
+            overrides = topic_configs.get(name)
+            return config.log.with_overrides(overrides) if overrides else config.log
+
+        logs = LogManager(
+            config.log_dirs,
+            config.log,
+            self.clock,
+            broker_id=config.broker_id,
+            topic_config=topic_config,
+        )
+        logs.startup(config.cluster_id)
+        topics = TopicManager(config, metadata, logs)
+        topics.adopt_partition_dirs()
+        return BrokerContext(
+            config=config,
+            clock=self.clock,
+            logs=logs,
+            topics=topics,
+            producer_ids=ProducerIds(metadata),
+            producer_states=ProducerStates(self.clock, config.producer_id_expiration_ms),
+            cluster_id=logs.cluster_id,
+            endpoint=BrokerEndpoint(0, "localhost", 9092),
+        )
+
+    def close(self) -> None:
+        if not self.closed:
+            self.ctx.logs.shutdown()
+            self.closed = True
+
+    def restart(self) -> None:
+        """Shut the logs down cleanly and build a fresh context on the same dir."""
+        self.close()
+        self.ctx = self._open()
+        self.closed = False
+
+    # requests
+
+    def encode(self, api_key: ApiKey, version: int, body: Any) -> bytes:
+        header = RequestHeader(api_key, version, next(self._correlation), "tests")
+        return encode_request(header, body)
+
+    async def acall(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        """The decoded response body, or None when the handler sends none (acks=0)."""
+        frame = self.encode(api_key, version, body)
+        request = decode_request(bytearray(frame))
+        assert request.version == version
+        assert request.api.key == api_key
+        response = await HANDLERS[api_key](self.ctx, request)
+        if response is None:
+            return None
+        parts = encode_response_parts(api_key, version, request.header.correlation_id, response)
+        data = _join_parts(parts)[4:]  # drop the size prefix
+        header, decoded = decode_response(api_key, version, data)
+        assert header.correlation_id == request.header.correlation_id
+        return decoded
+
+    async def araw(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        """The handler's own response object (before encoding), e.g. to see FileSpans."""
+        frame = self.encode(api_key, version, body)
+        return await HANDLERS[api_key](self.ctx, decode_request(bytearray(frame)))
+
+    def call(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        return run(self.acall, api_key, version, body)
+
+    def raw(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        return run(self.araw, api_key, version, body)
+
+    # shortcuts
+
+    def create_topic(
+        self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> None:
+        error = self.ctx.topics.create_topic(name, partitions, 1, dict(configs or {}))
+        assert error is None, error
+
+    def create_topics_request(
+        self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> CreateTopicsRequest:
+        return CreateTopicsRequest(
+            topics=[
+                CreatableTopic(
+                    name=name,
+                    num_partitions=partitions,
+                    replication_factor=1,
+                    assignments=[],
+                    configs=[
+                        CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()
+                    ],
+                )
+            ],
+            timeout_ms=1000,
+            validate_only=False,
+        )
+
+    def log(self, topic: str, partition: int = 0) -> PartitionLog:
+        found = self.ctx.logs.get_log(topic, partition)
+        assert found is not None, (topic, partition)
+        return found
+
+    def log_end(self, topic: str, partition: int = 0) -> int:
+        return self.log(topic, partition).log_end_offset
+
+    def stored_batches(self, topic: str, partition: int = 0) -> list[RecordBatch]:
+        """Every batch in the partition's segment files, read back from disk."""
+        data = b"".join(
+            segment.log_path.read_bytes() for segment in self.log(topic, partition).segments
+        )
+        return decode_batches(data)
+
+    def produce(
+        self,
+        topic: str,
+        records: bytes | None,
+        *,
+        partition: int = 0,
+        version: int = 9,
+        acks: int = -1,
+        transactional_id: str | None = None,
+    ) -> Any:
+        """One partition's produce response (the response itself for acks=0: None)."""
+        request = produce_request(topic, records, partition, acks, transactional_id)
+        response = self.call(ApiKey.PRODUCE, version, request)
+        if response is None:
+            return None
+        [topic_response] = response.responses
+        assert topic_response.name == topic
+        [partition_response] = topic_response.partition_responses
+        assert partition_response.index == partition
+        return partition_response
+
+    def fetch(
+        self,
+        topic: str,
+        offset: int = 0,
+        *,
+        partition: int = 0,
+        version: int = 12,
+        max_bytes: int = 1 << 20,
+        partition_max_bytes: int = 1 << 20,
+        max_wait_ms: int = 0,
+        min_bytes: int = 0,
+    ) -> Any:
+        request = fetch_request(
+            [(topic, partition, offset, partition_max_bytes)],
+            max_bytes=max_bytes,
+            max_wait_ms=max_wait_ms,
+            min_bytes=min_bytes,
+        )
+        response = self.call(ApiKey.FETCH, version, request)
+        [topic_response] = response.responses
+        [partition_data] = topic_response.partitions
+        return partition_data
+
+
+def produce_request(
+    topic: str,
+    records: bytes | None,
+    partition: int = 0,
+    acks: int = -1,
+    transactional_id: str | None = None,
+) -> ProduceRequest:
+    return ProduceRequest(
+        transactional_id=transactional_id,
+        acks=acks,
+        timeout_ms=1000,
+        topic_data=[
+            TopicProduceData(
+                name=topic,
+                partition_data=[PartitionProduceData(index=partition, records=records)],
+            )
+        ],
+    )
+
+
+def fetch_request(
+    partitions: Sequence[tuple[str, int, int, int]],
+    *,
+    max_bytes: int = 1 << 20,
+    max_wait_ms: int = 0,
+    min_bytes: int = 0,
+) -> FetchRequest:
+    """``partitions``: (topic, partition, fetch offset, partition max bytes), topics grouped."""
+    topics: dict[str, list[FetchPartition]] = {}
+    for topic, partition, offset, partition_max_bytes in partitions:
+        topics.setdefault(topic, []).append(
+            FetchPartition(
+                partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes
+            )
+        )
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
+        forgotten_topics_data=[],
+        rack_id="",
+    )

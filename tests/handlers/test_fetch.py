@@ -1,0 +1,393 @@
+"""Fetch: record batches from the segment files, long polling, old formats, byte budgets."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from tests.handlers.support import (
+    BASE_TIME_MS,
+    TestBroker,
+    fetch_request,
+    make_batch,
+    produce_request,
+    run,
+)
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.message_set import decode_message_set
+from wirekafka.protocol.records.record_batch import decode_batches
+from wirekafka.storage.spans import FileSpan
+
+
+def produce_values(broker: TestBroker, topic: str, *batches: list[bytes], partition: int = 0):
+    offsets = []
+    for values in batches:
+        response = broker.produce(topic, make_batch(values), partition=partition)
+        assert response.error_code == ErrorCode.NONE
+        offsets.append(response.base_offset)
+    return offsets
+
+
+def offsets_and_values(records: bytes) -> list[tuple[int, bytes | None]]:
+    return [(r.offset, r.value) for batch in decode_batches(records) for r in batch.records]
+
+
+@pytest.mark.parametrize("version", [4, 5, 7, 11, 12])
+def test_fetch_returns_the_produced_batches(broker, version):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a", b"b"], [b"c"])
+    raw = broker.raw(ApiKey.FETCH, version, fetch_request([("t", 0, 0, 1 << 20)]))
+    span = raw.responses[0].partitions[0].records
+    assert isinstance(span, FileSpan)
+    assert offsets_and_values(span.read_bytes()) == [(0, b"a"), (1, b"b"), (2, b"c")]
+    data = broker.fetch("t", version=version)
+    assert data.error_code == ErrorCode.NONE
+    assert data.high_watermark == 3
+    assert data.last_stable_offset == 3
+    assert data.log_start_offset == (0 if version >= 5 else -1)
+    assert bytes(data.records) == span.read_bytes()
+    assert offsets_and_values(bytes(data.records)) == [(0, b"a"), (1, b"b"), (2, b"c")]
+
+
+def test_fetch_from_the_middle_starts_at_the_batch_holding_the_offset(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a", b"b"], [b"c", b"d"], [b"e"])
+    data = broker.fetch("t", 3)
+    assert offsets_and_values(bytes(data.records)) == [(2, b"c"), (3, b"d"), (4, b"e")]
+
+
+def test_fetch_is_byte_exact_with_what_was_stored(broker):
+    broker.create_topic("t")
+    batch = make_batch([b"x" * 300, b"y"], compression=CompressionType.GZIP)
+    broker.produce("t", batch)
+    data = broker.fetch("t")
+    assert bytes(data.records)[8:] == batch[8:]  # all but the assigned base offset (0 anyway)
+    assert bytes(data.records) == batch
+
+
+def test_fetch_at_the_log_end_without_waiting_is_empty(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a"])
+
+    async def timed():
+        start = trio.current_time()
+        request = fetch_request([("t", 0, 1, 1 << 20)], max_wait_ms=0, min_bytes=1)
+        response = await broker.acall(ApiKey.FETCH, 12, request)
+        return response, trio.current_time() - start
+
+    response, elapsed = run(timed)
+    data = response.responses[0].partitions[0]
+    assert data.error_code == ErrorCode.NONE
+    assert data.high_watermark == 1
+    assert bytes(data.records) == b""
+    assert elapsed < 0.5
+
+
+def test_long_poll_is_woken_by_a_produce(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"old"])
+
+    async def scenario():
+        results = {}
+
+        async def fetcher():
+            start = trio.current_time()
+            request = fetch_request([("t", 0, 1, 1 << 20)], max_wait_ms=5000, min_bytes=1)
+            results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
+            results["elapsed"] = trio.current_time() - start
+
+        async def producer():
+            await trio.sleep(0.2)
+            results["produce"] = await broker.acall(
+                ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"new"]))
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetcher)
+            nursery.start_soon(producer)
+        return results
+
+    results = run(scenario)
+    assert 0.2 <= results["elapsed"] < 2.0
+    data = results["fetch"].responses[0].partitions[0]
+    assert data.high_watermark == 2
+    assert offsets_and_values(bytes(data.records)) == [(1, b"new")]
+
+
+def test_long_poll_ignores_appends_to_other_partitions(broker):
+    broker.create_topic("t", 2)
+
+    async def scenario():
+        results = {}
+
+        async def fetcher():
+            start = trio.current_time()
+            request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=400, min_bytes=1)
+            results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
+            results["elapsed"] = trio.current_time() - start
+
+        async def producer():
+            await trio.sleep(0.05)
+            await broker.acall(
+                ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"p1"]), partition=1)
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetcher)
+            nursery.start_soon(producer)
+        return results
+
+    results = run(scenario)
+    assert results["elapsed"] >= 0.4
+    assert bytes(results["fetch"].responses[0].partitions[0].records) == b""
+
+
+def test_long_poll_expires_empty(broker):
+    broker.create_topic("t")
+
+    async def timed():
+        start = trio.current_time()
+        request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=300, min_bytes=1)
+        response = await broker.acall(ApiKey.FETCH, 12, request)
+        return response, trio.current_time() - start
+
+    response, elapsed = run(timed)
+    assert 0.3 <= elapsed < 2.0
+    data = response.responses[0].partitions[0]
+    assert (data.error_code, data.high_watermark, bytes(data.records)) == (ErrorCode.NONE, 0, b"")
+
+
+def test_long_poll_short_of_min_bytes_returns_what_it_has_at_the_deadline(broker):
+    broker.create_topic("t")
+
+    async def scenario():
+        results = {}
+
+        async def fetcher():
+            start = trio.current_time()
+            request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=500, min_bytes=100_000)
+            results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
+            results["elapsed"] = trio.current_time() - start
+
+        async def producer():
+            await trio.sleep(0.1)
+            await broker.acall(ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"small"])))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetcher)
+            nursery.start_soon(producer)
+        return results
+
+    results = run(scenario)
+    assert 0.5 <= results["elapsed"] < 2.0
+    data = results["fetch"].responses[0].partitions[0]
+    assert offsets_and_values(bytes(data.records)) == [(0, b"small")]
+
+
+def test_offset_beyond_the_end_is_out_of_range(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a", b"b"])
+    data = broker.fetch("t", 3)
+    assert data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert data.high_watermark == 2
+    assert data.log_start_offset == 0
+    assert bytes(data.records) == b""
+    at_end = broker.fetch("t", 2)
+    assert (at_end.error_code, bytes(at_end.records)) == (ErrorCode.NONE, b"")
+
+
+def test_offset_below_the_log_start_is_out_of_range(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a"], [b"b"], [b"c"])
+    request = DeleteRecordsRequest(
+        topics=[
+            DeleteRecordsTopic(
+                name="t", partitions=[DeleteRecordsPartition(partition_index=0, offset=2)]
+            )
+        ],
+        timeout_ms=1000,
+    )
+    broker.call(ApiKey.DELETE_RECORDS, 2, request)
+    data = broker.fetch("t", 1)
+    assert data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert data.log_start_offset == 2
+    ok = broker.fetch("t", 2)
+    assert (ok.error_code, ok.log_start_offset) == (ErrorCode.NONE, 2)
+    assert offsets_and_values(bytes(ok.records)) == [(2, b"c")]
+
+
+def test_out_of_range_does_not_wait(broker):
+    broker.create_topic("t")
+
+    async def timed():
+        start = trio.current_time()
+        request = fetch_request([("t", 0, 5, 1 << 20)], max_wait_ms=5000, min_bytes=1)
+        response = await broker.acall(ApiKey.FETCH, 12, request)
+        return response, trio.current_time() - start
+
+    response, elapsed = run(timed)
+    assert response.responses[0].partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert elapsed < 1.0
+
+
+@pytest.mark.parametrize(("version", "magic"), [(0, 0), (1, 0), (2, 1), (3, 1)])
+def test_old_fetch_versions_get_message_sets(broker, version, magic):
+    broker.create_topic("t")
+    times = [BASE_TIME_MS - 2000, BASE_TIME_MS - 1000]  # one segment: no time-based roll
+    broker.produce("t", make_batch([b"a", b"b"], keys=[b"k", None], timestamps=times))
+    broker.produce("t", make_batch([b"c"] * 3, compression=CompressionType.GZIP))
+    raw = broker.raw(ApiKey.FETCH, version, fetch_request([("t", 0, 0, 1 << 20)]))
+    assert isinstance(raw.responses[0].partitions[0].records, bytes)
+    data = broker.fetch("t", version=version)
+    assert data.high_watermark == 5
+    messages = decode_message_set(bytes(data.records))
+    assert [m.magic for m in messages] == [magic] * 5
+    assert [(m.offset, m.key, m.value) for m in messages] == [
+        (0, b"k", b"a"),
+        (1, None, b"b"),
+        (2, None, b"c"),
+        (3, None, b"c"),
+        (4, None, b"c"),
+    ]
+    assert [m.compression for m in messages] == [CompressionType.NONE] * 2 + [
+        CompressionType.GZIP
+    ] * 3
+    expected_times = times + [BASE_TIME_MS + i for i in range(3)]
+    assert [m.timestamp for m in messages] == (expected_times if magic == 1 else [-1] * 5)
+
+
+def test_old_fetch_from_the_middle_of_a_batch(broker):
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a", b"b", b"c"])
+    data = broker.fetch("t", 1, version=2)
+    # whole batches are converted: the client skips the offsets below its position
+    assert [m.offset for m in decode_message_set(bytes(data.records))] == [0, 1, 2]
+
+
+def batch_size(values: list[bytes]) -> int:
+    return len(make_batch(values))
+
+
+def test_partition_max_bytes_limits_each_partition(broker):
+    broker.create_topic("t", 2)
+    values = [b"x" * 100]
+    size = batch_size(values)
+    for partition in (0, 1):
+        produce_values(broker, "t", values, values, values, partition=partition)
+    request = fetch_request([("t", 0, 0, 2 * size + 10), ("t", 1, 0, size)])
+    response = broker.call(ApiKey.FETCH, 12, request)
+    first, second = response.responses[0].partitions
+    assert len(first.records) == 2 * size
+    assert [o for o, _ in offsets_and_values(bytes(first.records))] == [0, 1]
+    assert len(second.records) == size
+    assert [o for o, _ in offsets_and_values(bytes(second.records))] == [0]
+
+
+def test_response_max_bytes_is_shared_by_the_partitions(broker):
+    broker.create_topic("t", 3)
+    values = [b"x" * 100]
+    size = batch_size(values)
+    for partition in (0, 1, 2):
+        produce_values(broker, "t", values, values, values, partition=partition)
+    request = fetch_request(
+        [("t", 0, 0, 1 << 20), ("t", 1, 0, 1 << 20), ("t", 2, 0, 1 << 20)],
+        max_bytes=2 * size + size // 2,
+    )
+    response = broker.call(ApiKey.FETCH, 12, request)
+    sizes = [len(p.records) for p in response.responses[0].partitions]
+    assert sizes == [2 * size, 0, 0]
+
+
+def test_the_first_partition_gets_one_batch_even_when_too_big(broker):
+    broker.create_topic("t", 2)
+    values = [b"x" * 500]
+    size = batch_size(values)
+    for partition in (0, 1):
+        produce_values(broker, "t", values, values, partition=partition)
+    request = fetch_request([("t", 0, 0, 10), ("t", 1, 0, 10)], max_bytes=20)
+    response = broker.call(ApiKey.FETCH, 12, request)
+    first, second = response.responses[0].partitions
+    assert len(first.records) == size  # one whole batch over both limits
+    assert bytes(second.records) == b""
+    assert (first.error_code, second.error_code) == (ErrorCode.NONE, ErrorCode.NONE)
+    assert second.high_watermark == 2
+
+
+def test_min_one_batch_passes_to_the_first_partition_with_data(broker):
+    broker.create_topic("t", 2)
+    values = [b"x" * 500]
+    size = batch_size(values)
+    produce_values(broker, "t", values, partition=1)
+    request = fetch_request([("t", 0, 0, 10), ("t", 1, 0, 10)], max_bytes=20)
+    response = broker.call(ApiKey.FETCH, 12, request)
+    first, second = response.responses[0].partitions
+    assert bytes(first.records) == b""
+    assert len(second.records) == size
+
+
+def test_response_max_bytes_is_not_read_before_v3(broker):
+    broker.create_topic("t", 2)
+    values = [b"x" * 100]
+    for partition in (0, 1):
+        produce_values(broker, "t", values, partition=partition)
+    request = fetch_request([("t", 0, 0, 1 << 20), ("t", 1, 0, 1 << 20)], max_bytes=10)
+    response = broker.call(ApiKey.FETCH, 2, request)
+    assert [
+        len(decode_message_set(bytes(p.records))) for p in response.responses[0].partitions
+    ] == [
+        1,
+        1,
+    ]
+
+
+@pytest.mark.parametrize("version", [0, 4, 12])
+def test_unknown_topic_and_partition(broker, version):
+    broker.create_topic("t")
+    request = fetch_request([("nope", 0, 0, 1000), ("t", 1, 0, 1000), ("t", 0, 0, 1000)])
+    response = broker.call(ApiKey.FETCH, version, request)
+    answers = [
+        (t.topic, p.partition_index, p.error_code, p.high_watermark)
+        for t in response.responses
+        for p in t.partitions
+    ]
+    assert answers == [
+        ("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        ("t", 1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        ("t", 0, ErrorCode.NONE, 0),
+    ]
+
+
+def test_unknown_topic_does_not_wait(broker):
+    async def timed():
+        start = trio.current_time()
+        request = fetch_request([("nope", 0, 0, 1000)], max_wait_ms=5000, min_bytes=1)
+        response = await broker.acall(ApiKey.FETCH, 12, request)
+        return response, trio.current_time() - start
+
+    response, elapsed = run(timed)
+    assert response.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert elapsed < 1.0
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_old_fetch_versions_never_get_zstd_message_sets(broker, version):
+    """Magic 0/1 have no zstd (the broker itself refuses zstd message sets on produce):
+    a zstd batch cannot go to a Fetch v0-v3 client as it is. Kafka answers
+    UNSUPPORTED_COMPRESSION_TYPE; a conversion to a codec magic 0/1 know would do too."""
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b"], compression=CompressionType.ZSTD))
+    data = broker.fetch("t", version=version)
+    if data.error_code == ErrorCode.NONE:
+        messages = decode_message_set(bytes(data.records))
+        assert [m.compression for m in messages if m.compression == CompressionType.ZSTD] == []
+        assert [(m.offset, m.value) for m in messages] == [(0, b"a"), (1, b"b")]
+    else:
+        assert data.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+        assert bytes(data.records or b"") == b""

@@ -1,0 +1,179 @@
+"""DeleteRecords, OffsetForLeaderEpoch, ApiVersions and FindCoordinator."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.handlers.support import TestBroker, make_batch
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
+from wirekafka.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+
+# DeleteRecords
+
+
+def delete_records(broker: TestBroker, version: int, *asked: tuple[str, int, int]):
+    topics: dict[str, list[DeleteRecordsPartition]] = {}
+    for topic, partition, offset in asked:
+        topics.setdefault(topic, []).append(
+            DeleteRecordsPartition(partition_index=partition, offset=offset)
+        )
+    request = DeleteRecordsRequest(
+        topics=[DeleteRecordsTopic(name=n, partitions=p) for n, p in topics.items()],
+        timeout_ms=1000,
+    )
+    response = broker.call(ApiKey.DELETE_RECORDS, version, request)
+    return [
+        (t.name, p.partition_index, p.error_code, p.low_watermark)
+        for t in response.topics
+        for p in t.partitions
+    ]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_delete_records_moves_the_log_start(broker, version):
+    broker.create_topic("t", 2)
+    broker.produce("t", make_batch([b"a", b"b", b"c", b"d", b"e"]))
+    broker.produce("t", make_batch([b"x", b"y"]), partition=1)
+    answers = delete_records(broker, version, ("t", 0, 3), ("t", 1, -1))
+    assert answers == [("t", 0, ErrorCode.NONE, 3), ("t", 1, ErrorCode.NONE, 2)]
+    assert broker.log("t", 0).log_start_offset == 3
+    assert broker.log("t", 1).log_start_offset == 2
+    assert broker.fetch("t", 2).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert broker.fetch("t", 3).log_start_offset == 3
+
+
+def test_delete_records_never_moves_back(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b", b"c"]))
+    assert delete_records(broker, 2, ("t", 0, 2)) == [("t", 0, ErrorCode.NONE, 2)]
+    assert delete_records(broker, 2, ("t", 0, 1)) == [("t", 0, ErrorCode.NONE, 2)]
+    assert broker.log("t").log_start_offset == 2
+
+
+def test_delete_records_beyond_the_end_is_out_of_range(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b"]))
+    assert delete_records(broker, 2, ("t", 0, 3), ("t", 0, -2)) == [
+        ("t", 0, ErrorCode.OFFSET_OUT_OF_RANGE, -1),
+        ("t", 0, ErrorCode.OFFSET_OUT_OF_RANGE, -1),
+    ]
+    assert broker.log("t").log_start_offset == 0
+
+
+def test_delete_records_unknown_topic_and_partition(broker):
+    broker.create_topic("t")
+    assert delete_records(broker, 2, ("nope", 0, 0), ("t", 4, 0)) == [
+        ("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        ("t", 4, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    ]
+
+
+def test_deleted_records_stay_deleted_after_a_restart(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b", b"c"]))
+    delete_records(broker, 2, ("t", 0, 2))
+    broker.restart()
+    assert broker.log("t").log_start_offset == 2
+    assert broker.fetch("t", 0).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+# OffsetForLeaderEpoch
+
+
+def end_offsets(broker: TestBroker, version: int, *asked: tuple[str, int, int]):
+    topics: dict[str, list[OffsetForLeaderPartition]] = {}
+    for topic, partition, epoch in asked:
+        topics.setdefault(topic, []).append(
+            OffsetForLeaderPartition(partition=partition, leader_epoch=epoch)
+        )
+    request = OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=[OffsetForLeaderTopic(topic=n, partitions=p) for n, p in topics.items()],
+    )
+    response = broker.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, version, request)
+    return [
+        (t.topic, p.partition, p.error_code, p.leader_epoch, p.end_offset)
+        for t in response.topics
+        for p in t.partitions
+    ]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_offset_for_leader_epoch(broker, version):
+    broker.create_topic("t", 2)
+    broker.produce("t", make_batch([b"a", b"b", b"c"]))
+    assert end_offsets(broker, version, ("t", 0, 0), ("t", 1, 0), ("t", 0, -1), ("x", 0, 0)) == [
+        ("t", 0, ErrorCode.NONE, 0, 3),
+        ("t", 1, ErrorCode.NONE, 0, 0),
+        ("t", 0, ErrorCode.NONE, -1, -1),
+        ("x", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1),
+    ]
+
+
+def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b"]))
+    assert end_offsets(broker, 0, ("t", 0, 0)) == [("t", 0, ErrorCode.NONE, -1, 2)]
+
+
+# ApiVersions
+
+EXPECTED_RANGES = {
+    ApiKey.PRODUCE: (0, 9),
+    ApiKey.FETCH: (0, 12),
+    ApiKey.LIST_OFFSETS: (0, 7),
+    ApiKey.METADATA: (0, 12),
+    ApiKey.FIND_COORDINATOR: (0, 4),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (0, 7),
+    ApiKey.DELETE_TOPICS: (0, 6),
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
+    ApiKey.DESCRIBE_CONFIGS: (0, 4),
+}
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+def test_api_versions(broker, version):
+    request = ApiVersionsRequest(client_software_name="tests", client_software_version="1.0")
+    response = broker.call(ApiKey.API_VERSIONS, version, request)
+    assert response.error_code == ErrorCode.NONE
+    advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    for key, expected in EXPECTED_RANGES.items():
+        assert advertised[key] == expected, key.name
+    keys = [k.api_key for k in response.api_keys]
+    assert keys == sorted(keys)
+    assert len(keys) == len(set(keys))
+
+
+# FindCoordinator
+
+
+@pytest.mark.parametrize("version", [0, 1, 3])
+def test_find_coordinator_is_not_available_yet(broker, version):
+    request = FindCoordinatorRequest(key="group", key_type=0)
+    response = broker.call(ApiKey.FIND_COORDINATOR, version, request)
+    assert response.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert response.node_id == -1
+
+
+def test_find_coordinator_v4_answers_every_key(broker):
+    request = FindCoordinatorRequest(key_type=0, coordinator_keys=["g1", "g2"])
+    response = broker.call(ApiKey.FIND_COORDINATOR, 4, request)
+    assert [(c.key, c.error_code, c.node_id) for c in response.coordinators] == [
+        ("g1", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1),
+        ("g2", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1),
+    ]

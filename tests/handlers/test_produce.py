@@ -1,0 +1,492 @@
+"""Produce and InitProducerId, called directly with requests through the real codec."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request
+from wirekafka.handlers.context import CloseConnection
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
+from wirekafka.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.message_set import encode_message_set
+from wirekafka.protocol.records.record import Record, TimestampType
+from wirekafka.protocol.records.record_batch import NO_PRODUCER_ID, NO_SEQUENCE
+
+
+def values_in_log(broker: TestBroker, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
+    return [
+        (record.offset, record.value)
+        for batch in broker.stored_batches(topic, partition)
+        for record in batch.records
+    ]
+
+
+# plain appends
+
+
+@pytest.mark.parametrize("version", [3, 5, 7, 8, 9])
+@pytest.mark.parametrize("acks", [1, -1])
+def test_acks_1_and_all_append_and_return_base_offsets(broker, version, acks):
+    broker.create_topic("t")
+    first = broker.produce("t", make_batch([b"a", b"b", b"c"]), version=version, acks=acks)
+    second = broker.produce("t", make_batch([b"d"]), version=version, acks=acks)
+    assert (first.error_code, first.base_offset) == (ErrorCode.NONE, 0)
+    assert (second.error_code, second.base_offset) == (ErrorCode.NONE, 3)
+    assert first.log_append_time_ms == -1
+    assert second.log_start_offset == (0 if version >= 5 else -1)
+    assert broker.log_end("t") == 4
+    assert values_in_log(broker, "t") == [(0, b"a"), (1, b"b"), (2, b"c"), (3, b"d")]
+
+
+def test_acks_0_returns_no_response_and_appends(broker):
+    broker.create_topic("t")
+    assert broker.produce("t", make_batch([b"x", b"y"]), acks=0) is None
+    assert broker.log_end("t") == 2
+    assert values_in_log(broker, "t") == [(0, b"x"), (1, b"y")]
+
+
+@pytest.mark.parametrize("acks", [2, -2, 100])
+def test_bad_acks_is_refused_and_nothing_is_appended(broker, acks):
+    broker.create_topic("t")
+    response = broker.produce("t", make_batch([b"x"]), acks=acks)
+    assert response.error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert response.base_offset == -1
+    assert broker.log_end("t") == 0
+    assert broker.stored_batches("t") == []
+
+
+def test_several_batches_in_one_partition_get_consecutive_offsets(broker):
+    broker.create_topic("t")
+    data = make_batch([b"a", b"b"]) + make_batch([b"c", b"d", b"e"])
+    response = broker.produce("t", data)
+    assert (response.error_code, response.base_offset) == (ErrorCode.NONE, 0)
+    assert [batch.header.base_offset for batch in broker.stored_batches("t")] == [0, 2]
+    assert broker.log_end("t") == 5
+
+
+def test_several_topics_and_partitions_in_one_request(broker):
+    broker.create_topic("a", 2)
+    broker.create_topic("b")
+    request = ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            TopicProduceData(
+                name="a",
+                partition_data=[
+                    PartitionProduceData(index=1, records=make_batch([b"a1", b"a1'"])),
+                    PartitionProduceData(index=0, records=make_batch([b"a0"])),
+                    PartitionProduceData(index=2, records=make_batch([b"nope"])),
+                ],
+            ),
+            TopicProduceData(
+                name="b", partition_data=[PartitionProduceData(index=0, records=make_batch())]
+            ),
+            TopicProduceData(
+                name="missing",
+                partition_data=[PartitionProduceData(index=0, records=make_batch())],
+            ),
+        ],
+    )
+    response = broker.call(ApiKey.PRODUCE, 9, request)
+    answers = [
+        (t.name, p.index, p.error_code, p.base_offset)
+        for t in response.responses
+        for p in t.partition_responses
+    ]
+    assert answers == [
+        ("a", 1, ErrorCode.NONE, 0),
+        ("a", 0, ErrorCode.NONE, 0),
+        ("a", 2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        ("b", 0, ErrorCode.NONE, 0),
+        ("missing", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    ]
+    assert (broker.log_end("a", 0), broker.log_end("a", 1), broker.log_end("b")) == (1, 2, 1)
+
+
+# refusals
+
+
+def test_bad_crc_is_corrupt_message_and_nothing_is_appended(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"first"]))
+    corrupt = bytearray(make_batch([b"hello", b"world"]))
+    corrupt[-3] ^= 0x01  # a byte of the last record's value
+    response = broker.produce("t", bytes(corrupt))
+    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert response.base_offset == -1
+    assert broker.log_end("t") == 1
+    assert values_in_log(broker, "t") == [(0, b"first")]
+
+
+def test_bad_crc_in_a_message_set_is_corrupt_message(broker):
+    broker.create_topic("t")
+    corrupt = bytearray(encode_message_set([Record(0, BASE_TIME_MS, b"k", b"value")], magic=1))
+    corrupt[-1] ^= 0x01
+    response = broker.produce("t", bytes(corrupt), version=2)
+    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert broker.log_end("t") == 0
+
+
+@pytest.mark.parametrize("records", [None, b"", b"\x00" * 10])
+def test_missing_or_truncated_records_are_corrupt_message(broker, records):
+    broker.create_topic("t")
+    response = broker.produce("t", records)
+    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert broker.log_end("t") == 0
+
+
+def test_truncated_batch_is_corrupt_message(broker):
+    broker.create_topic("t")
+    response = broker.produce("t", make_batch([b"abcdef"])[:-2])
+    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert broker.log_end("t") == 0
+
+
+def test_batch_above_message_max_bytes_is_message_too_large(make_broker):
+    batch = make_batch([b"x" * 100])
+    broker = make_broker({"message.max.bytes": str(len(batch))})
+    broker.create_topic("t")
+    bigger = make_batch([b"x" * 101])
+    response = broker.produce("t", bigger)
+    assert response.error_code == ErrorCode.MESSAGE_TOO_LARGE
+    assert broker.log_end("t") == 0
+    at_the_limit = broker.produce("t", batch)
+    assert (at_the_limit.error_code, at_the_limit.base_offset) == (ErrorCode.NONE, 0)
+
+
+@pytest.mark.parametrize("version", [3, 4, 5, 6])
+def test_zstd_before_produce_v7_is_unsupported_compression(broker, version):
+    broker.create_topic("t")
+    batch = make_batch([b"z" * 50, b"y"], compression=CompressionType.ZSTD)
+    response = broker.produce("t", batch, version=version)
+    assert response.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert response.base_offset == -1
+    assert broker.log_end("t") == 0
+
+
+@pytest.mark.parametrize("version", [7, 8, 9])
+def test_zstd_from_produce_v7_is_stored_as_sent(broker, version):
+    broker.create_topic("t")
+    batch = make_batch([b"z" * 50, b"y"], compression=CompressionType.ZSTD)
+    response = broker.produce("t", batch, version=version)
+    assert (response.error_code, response.base_offset) == (ErrorCode.NONE, 0)
+    [stored] = broker.stored_batches("t")
+    assert stored.header.compression == CompressionType.ZSTD
+    assert [r.value for r in stored.records] == [b"z" * 50, b"y"]
+
+
+def test_unknown_topic(broker):
+    response = broker.produce("nope", make_batch())
+    assert (response.error_code, response.base_offset) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        -1,
+    )
+    assert broker.ctx.logs.get_log("nope", 0) is None
+    assert broker.ctx.topics.topic("nope") is None  # produce never auto-creates
+
+
+@pytest.mark.parametrize("partition", [2, 100, -1])
+def test_partition_out_of_range(broker, partition):
+    broker.create_topic("t", 2)
+    response = broker.produce("t", make_batch(), partition=partition)
+    assert response.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert broker.ctx.logs.get_log("t", partition) is None
+
+
+def test_transactional_id_is_refused(broker):
+    broker.create_topic("t")
+    response = broker.produce("t", make_batch([b"x"]), transactional_id="txn")
+    assert response.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert response.base_offset == -1
+    assert broker.log_end("t") == 0
+
+
+def test_transactional_batch_is_refused(broker):
+    broker.create_topic("t")
+    batch = make_batch(
+        [b"x"], producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True
+    )
+    response = broker.produce("t", batch)
+    assert response.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert broker.log_end("t") == 0
+
+
+def test_acks_0_with_an_error_closes_the_connection(broker):
+    broker.create_topic("t")
+    with pytest.raises(CloseConnection, match="UNKNOWN_TOPIC_OR_PARTITION"):
+        broker.raw(ApiKey.PRODUCE, 9, produce_request("nope", make_batch(), acks=0))
+    with pytest.raises(CloseConnection, match="CORRUPT_MESSAGE"):
+        broker.raw(ApiKey.PRODUCE, 9, produce_request("t", b"\x00" * 70, acks=0))
+    assert broker.log_end("t") == 0
+
+
+def test_acks_0_with_transactional_id_closes_the_connection(broker):
+    broker.create_topic("t")
+    request = produce_request("t", make_batch(), acks=0, transactional_id="txn")
+    with pytest.raises(CloseConnection, match="TRANSACTIONAL_ID_AUTHORIZATION_FAILED"):
+        broker.raw(ApiKey.PRODUCE, 9, request)
+    assert broker.log_end("t") == 0
+
+
+# timestamps
+
+
+def test_log_append_time_topic_returns_and_stores_the_append_time(broker):
+    broker.create_topic("t", configs={"message.timestamp.type": "LogAppendTime"})
+    broker.clock.now_ms = BASE_TIME_MS + 5_000
+    response = broker.produce("t", make_batch([b"a", b"b"], timestamps=[1, 2]))
+    assert response.error_code == ErrorCode.NONE
+    assert response.log_append_time_ms == BASE_TIME_MS + 5_000
+    [stored] = broker.stored_batches("t")
+    assert stored.header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert stored.header.max_timestamp == BASE_TIME_MS + 5_000
+
+
+def test_create_time_topic_keeps_client_timestamps(broker):
+    broker.create_topic("t")
+    response = broker.produce("t", make_batch([b"a", b"b"], timestamps=[111, 222]))
+    assert response.log_append_time_ms == -1
+    [stored] = broker.stored_batches("t")
+    assert stored.header.timestamp_type == TimestampType.CREATE_TIME
+    assert [r.timestamp for r in stored.records] == [111, 222]
+
+
+def test_flush_interval_messages_moves_the_recovery_point(make_broker):
+    broker = make_broker({"log.flush.interval.messages": "2"})
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a"]))
+    assert broker.log("t").recovery_point == 0
+    broker.produce("t", make_batch([b"b"]))
+    assert broker.log("t").recovery_point == 2
+
+
+# message sets of old clients
+
+
+@pytest.mark.parametrize(("version", "magic"), [(0, 0), (1, 0), (2, 1), (2, 0)])
+def test_message_sets_are_stored_as_record_batches(broker, version, magic):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"before"]))
+    records = [
+        Record(0, BASE_TIME_MS + 10, b"k0", b"v0"),
+        Record(1, BASE_TIME_MS + 20, None, b"v1"),
+        Record(2, BASE_TIME_MS + 30, b"k2", None),
+    ]
+    response = broker.produce("t", encode_message_set(records, magic=magic), version=version)
+    assert (response.error_code, response.base_offset) == (ErrorCode.NONE, 1)
+    assert broker.log_end("t") == 4
+    [_, converted] = broker.stored_batches("t")
+    assert converted.header.magic == 2
+    assert converted.header.base_offset == 1
+    assert converted.header.compression == CompressionType.NONE
+    assert [(r.offset, r.key, r.value) for r in converted.records] == [
+        (1, b"k0", b"v0"),
+        (2, None, b"v1"),
+        (3, b"k2", None),
+    ]
+    expected_times = [r.timestamp for r in records] if magic == 1 else [-1, -1, -1]
+    assert [r.timestamp for r in converted.records] == expected_times
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_compressed_message_set_becomes_one_compressed_batch(broker, magic):
+    broker.create_topic("t")
+    records = [Record(i, BASE_TIME_MS + i, None, b"value-%d" % i) for i in range(5)]
+    data = encode_message_set(records, magic=magic, compression=CompressionType.GZIP)
+    response = broker.produce("t", data, version=1 + magic)
+    assert (response.error_code, response.base_offset) == (ErrorCode.NONE, 0)
+    [converted] = broker.stored_batches("t")
+    assert converted.header.compression == CompressionType.GZIP
+    assert [(r.offset, r.value) for r in converted.records] == [
+        (i, b"value-%d" % i) for i in range(5)
+    ]
+
+
+def test_zstd_message_set_is_unsupported_compression(broker):
+    broker.create_topic("t")
+    records = [Record(0, BASE_TIME_MS, None, b"v")]
+    data = encode_message_set(records, magic=1, compression=CompressionType.ZSTD)
+    response = broker.produce("t", data, version=2)
+    assert response.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert broker.log_end("t") == 0
+
+
+# idempotence
+
+
+def init_producer_id(broker: TestBroker, version: int = 4) -> tuple[int, int]:
+    response = broker.call(
+        ApiKey.INIT_PRODUCER_ID,
+        version,
+        InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000),
+    )
+    assert response.error_code == ErrorCode.NONE
+    return response.producer_id, response.producer_epoch
+
+
+def idempotent(values: list[bytes], producer_id: int, epoch: int, sequence: int) -> bytes:
+    return make_batch(values, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+def test_init_producer_id_hands_out_fresh_ids_at_epoch_0(broker, version):
+    first = init_producer_id(broker, version)
+    second = init_producer_id(broker, version)
+    assert first == (0, 0)
+    assert second == (1, 0)
+
+
+def test_init_producer_id_refuses_transactional_ids(broker):
+    response = broker.call(
+        ApiKey.INIT_PRODUCER_ID,
+        4,
+        InitProducerIdRequest(transactional_id="txn", transaction_timeout_ms=60000),
+    )
+    assert response.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert (response.producer_id, response.producer_epoch) == (-1, -1)
+
+
+def test_producer_ids_are_not_reused_after_a_restart(broker):
+    assert init_producer_id(broker) == (0, 0)
+    assert init_producer_id(broker) == (1, 0)
+    broker.restart()
+    assert init_producer_id(broker) == (1000, 0)
+
+
+def test_duplicate_batch_returns_its_offset_and_is_stored_once(broker):
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", make_batch([b"plain"]))
+    first = broker.produce("t", idempotent([b"a", b"b"], pid, epoch, 0))
+    assert (first.error_code, first.base_offset) == (ErrorCode.NONE, 1)
+    retry = broker.produce("t", idempotent([b"a", b"b"], pid, epoch, 0))
+    assert (retry.error_code, retry.base_offset) == (ErrorCode.NONE, 1)
+    assert broker.log_end("t") == 3
+    nxt = broker.produce("t", idempotent([b"c"], pid, epoch, 2))
+    assert (nxt.error_code, nxt.base_offset) == (ErrorCode.NONE, 3)
+    assert values_in_log(broker, "t") == [(0, b"plain"), (1, b"a"), (2, b"b"), (3, b"c")]
+
+
+def test_sequence_gap_is_out_of_order(broker):
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    gap = broker.produce("t", idempotent([b"c"], pid, epoch, 2))
+    assert gap.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER == 45
+    assert gap.base_offset == -1
+    assert broker.log_end("t") == 1
+
+
+def test_older_epoch_is_invalid_producer_epoch(broker):
+    broker.create_topic("t")
+    pid, _ = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a"], pid, 3, 0))
+    old = broker.produce("t", idempotent([b"b"], pid, 2, 1))
+    assert old.error_code == ErrorCode.INVALID_PRODUCER_EPOCH == 47
+    assert broker.log_end("t") == 1
+
+
+def test_idempotent_request_with_two_batches_is_corrupt(broker):
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    data = idempotent([b"a"], pid, epoch, 0) + idempotent([b"b"], pid, epoch, 1)
+    response = broker.produce("t", data)
+    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert broker.log_end("t") == 0
+
+
+def test_producer_state_survives_a_restart(broker):
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a", b"b"], pid, epoch, 0))
+    broker.produce("t", idempotent([b"c"], pid, epoch, 2))
+    broker.restart()
+    retry = broker.produce("t", idempotent([b"c"], pid, epoch, 2))
+    assert (retry.error_code, retry.base_offset) == (ErrorCode.NONE, 2)
+    older_retry = broker.produce("t", idempotent([b"a", b"b"], pid, epoch, 0))
+    assert (older_retry.error_code, older_retry.base_offset) == (ErrorCode.NONE, 0)
+    assert broker.log_end("t") == 3
+    gap = broker.produce("t", idempotent([b"e"], pid, epoch, 4))
+    assert gap.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    stale = broker.produce("t", idempotent([b"d"], pid, epoch - 1, 3))
+    assert stale.error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+    nxt = broker.produce("t", idempotent([b"d"], pid, epoch, 3))
+    assert (nxt.error_code, nxt.base_offset) == (ErrorCode.NONE, 3)
+    assert values_in_log(broker, "t") == [(0, b"a"), (1, b"b"), (2, b"c"), (3, b"d")]
+
+
+def test_duplicate_after_restart_on_log_append_time_topic_keeps_the_append_time(broker):
+    """Kafka answers a duplicate with the original batch's append time."""
+    broker.create_topic("t", configs={"message.timestamp.type": "LogAppendTime"})
+    pid, epoch = init_producer_id(broker)
+    broker.clock.now_ms = BASE_TIME_MS + 1_000
+    first = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert first.log_append_time_ms == BASE_TIME_MS + 1_000
+    broker.clock.now_ms = BASE_TIME_MS + 2_000
+    retry = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert (retry.base_offset, retry.log_append_time_ms) == (0, BASE_TIME_MS + 1_000)
+    broker.restart()
+    after_restart = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert after_restart.base_offset == 0
+    assert after_restart.log_append_time_ms == BASE_TIME_MS + 1_000
+
+
+def test_plain_batches_bypass_producer_state(broker):
+    broker.create_topic("t")
+    for _ in range(3):
+        response = broker.produce("t", make_batch([b"same"]))
+        assert response.error_code == ErrorCode.NONE
+    assert broker.log_end("t") == 3
+    assert all(
+        (b.header.producer_id, b.header.base_sequence) == (NO_PRODUCER_ID, NO_SEQUENCE)
+        for b in broker.stored_batches("t")
+    )
+
+
+def test_producer_state_is_forgotten_with_the_topic(broker):
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert broker.ctx.topics.delete_topic("t") is None
+    broker.ctx.producer_states.forget_topic("t")
+    broker.create_topic("t")
+    again = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert (again.error_code, again.base_offset) == (ErrorCode.NONE, 0)
+    assert broker.log_end("t") == 1
+
+
+def test_expired_producers_are_forgotten(make_broker):
+    broker = make_broker({"producer.id.expiration.ms": "1000"})
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a"], pid, epoch, 0))  # record time BASE_TIME_MS
+    broker.clock.now_ms = BASE_TIME_MS + 1_000
+    broker.ctx.producer_states.expire()
+    gap = broker.produce("t", idempotent([b"b"], pid, epoch, 5))
+    assert gap.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    broker.clock.now_ms = BASE_TIME_MS + 1_001
+    broker.ctx.producer_states.expire()
+    fresh = broker.produce("t", idempotent([b"b"], pid, epoch, 5))
+    assert (fresh.error_code, fresh.base_offset) == (ErrorCode.NONE, 1)
+
+
+def test_expired_producers_stay_forgotten_after_a_restart(make_broker):
+    """The state rebuilt from the log must not bring back producers silent for
+    longer than producer.id.expiration.ms (the active segment is always scanned)."""
+    broker = make_broker({"producer.id.expiration.ms": "1000"})
+    broker.create_topic("t")
+    pid, epoch = init_producer_id(broker)
+    broker.produce("t", idempotent([b"a"], pid, epoch, 0))  # record time BASE_TIME_MS
+    broker.clock.now_ms = BASE_TIME_MS + 60_000
+    broker.restart()
+    fresh = broker.produce("t", idempotent([b"b"], pid, epoch, 5))
+    assert (fresh.error_code, fresh.base_offset) == (ErrorCode.NONE, 1)

@@ -1,0 +1,261 @@
+"""The broker's settings: server.properties keys, --override pairs, listeners."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wirekafka.config import (
+    BrokerConfig,
+    broker_config_from_properties,
+    parse_overrides,
+    read_properties_file,
+)
+from wirekafka.listeners import Listener, parse_listeners
+from wirekafka.protocol.records.record import TimestampType
+from wirekafka.storage.config import ConfigError, LogConfig
+
+
+def test_defaults():
+    config = broker_config_from_properties({})
+    assert config.listeners == (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    assert config.advertised_listeners == config.listeners
+    assert config.log_dirs == (Path("./wirekafka-data"),)
+    assert config.auto_create_topics_enable is True
+    assert config.broker_id == 0
+    assert config.num_partitions == 1
+    assert config.default_replication_factor == 1
+    assert config.message_max_bytes == 1048588
+    assert config.socket_request_max_bytes == 104857600
+    assert config.connections_max_idle_ms == 600000
+    assert config.producer_id_expiration_ms == 86400000
+    assert config.cluster_id is None
+    assert config.log == LogConfig()
+    assert config.properties == {}
+
+
+def test_the_dataclass_defaults_match_the_parsed_defaults():
+    parsed = broker_config_from_properties({})
+    made = BrokerConfig(listeners=parsed.listeners, advertised_listeners=parsed.listeners)
+    assert made == parsed
+
+
+def test_values_are_read():
+    config = broker_config_from_properties(
+        {
+            "broker.id": "7",
+            "listeners": "PLAINTEXT://0.0.0.0:19092",
+            "advertised.listeners": "PLAINTEXT://kafka.example:9093",
+            "log.dirs": "/a, /b,",
+            "num.partitions": "6",
+            "auto.create.topics.enable": " FALSE ",
+            "message.max.bytes": "2000",
+            "connections.max.idle.ms": "-1",
+            "producer.id.expiration.ms": "5000",
+            "cluster.id": "abc",
+        }
+    )
+    assert config.broker_id == 7
+    assert config.listeners == (Listener("PLAINTEXT", "0.0.0.0", 19092),)
+    assert config.advertised_listeners == (Listener("PLAINTEXT", "kafka.example", 9093),)
+    assert config.log_dirs == (Path("/a"), Path("/b"))
+    assert config.num_partitions == 6
+    assert config.auto_create_topics_enable is False
+    assert config.message_max_bytes == 2000
+    assert config.connections_max_idle_ms == -1
+    assert config.producer_id_expiration_ms == 5000
+    assert config.cluster_id == "abc"
+    assert config.properties["num.partitions"] == "6"
+
+
+def test_log_dirs_wins_over_log_dir():
+    assert broker_config_from_properties({"log.dir": "/one"}).log_dirs == (Path("/one"),)
+    both = broker_config_from_properties({"log.dir": "/one", "log.dirs": "/two"})
+    assert both.log_dirs == (Path("/two"),)
+
+
+def test_log_dirs_naming_no_directory_is_an_error():
+    with pytest.raises(ConfigError, match=r"log\.dirs"):
+        broker_config_from_properties({"log.dirs": " , ,"})
+
+
+def test_unknown_key_is_an_error_naming_it():
+    with pytest.raises(ConfigError, match=r"'log\.retention\.hourz'"):
+        broker_config_from_properties({"log.retention.hourz": "1"})
+    with pytest.raises(ConfigError, match=r"'retention\.ms'"):  # a topic key, not a broker key
+        broker_config_from_properties({"retention.ms": "1"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("broker.id", "zero", r"broker\.id='zero': not an integer"),
+        ("broker.id", "-1", r"broker\.id=-1: must be between 0"),
+        ("num.partitions", "0", r"num\.partitions=0: must be between 1 and 100000"),
+        ("num.partitions", "100001", r"num\.partitions=100001"),
+        ("num.partitions", "1.5", r"num\.partitions='1\.5': not an integer"),
+        ("default.replication.factor", "0", r"default\.replication\.factor=0"),
+        ("message.max.bytes", "-1", r"message\.max\.bytes=-1"),
+        ("message.max.bytes", str(2**31), r"message\.max\.bytes=2147483648"),
+        ("socket.request.max.bytes", "0", r"socket\.request\.max\.bytes=0"),
+        ("connections.max.idle.ms", "-2", r"connections\.max\.idle\.ms=-2"),
+        ("log.retention.check.interval.ms", "0", r"log\.retention\.check\.interval\.ms=0"),
+        ("producer.id.expiration.ms", "", r"producer\.id\.expiration\.ms='': not an integer"),
+        ("auto.create.topics.enable", "yes", r"auto\.create\.topics\.enable='yes'"),
+        ("auto.create.topics.enable", "1", r"auto\.create\.topics\.enable='1'"),
+        ("log.segment.bytes", "big", r"log\.segment\.bytes='big': not an integer"),
+        ("log.segment.bytes", "13", r"log\.segment\.bytes=13: must be at least 14"),
+        ("log.retention.hours", "-2", r"log\.retention\.hours=-2"),
+        ("log.cleanup.policy", "forever", r"log\.cleanup\.policy='forever'"),
+        ("log.message.timestamp.type", "Now", r"log\.message\.timestamp\.type='Now'"),
+    ],
+)
+def test_bad_values_are_errors_naming_the_key(key, value, message):
+    with pytest.raises(ConfigError, match=message):
+        broker_config_from_properties({key: value})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("PLAINTEXT://localhost", "is not of the form"),
+        ("localhost:9092", "is not of the form"),
+        ("PLAINTEXT://host:port", "is not of the form"),
+        ("PLAINTEXT://:99999", "port 99999 is out of range"),
+        ("SSL://:9093", "only PLAINTEXT listeners are served"),
+        ("SASL_PLAINTEXT://host:9093", "only PLAINTEXT listeners are served"),
+        ("PLAINTEXT://:9092,PLAINTEXT://:9093", "each listener name may appear once"),
+        (" , ", "names no listener"),
+    ],
+)
+def test_bad_listeners_are_errors(text, message):
+    with pytest.raises(ConfigError, match=f"listeners.*{message}"):
+        broker_config_from_properties({"listeners": text})
+
+
+def test_ssl_advertised_listener_is_an_error():
+    with pytest.raises(ConfigError, match=r"advertised\.listeners.*only PLAINTEXT"):
+        broker_config_from_properties({"advertised.listeners": "SSL://host:9093"})
+
+
+def test_advertised_listener_name_must_be_a_listener():
+    """With only PLAINTEXT served, another name fails already as a name."""
+    with pytest.raises(ConfigError, match=r"advertised\.listeners.*EXTERNAL"):
+        broker_config_from_properties(
+            {
+                "listeners": "PLAINTEXT://:9092",
+                "advertised.listeners": "EXTERNAL://public.example:9092",
+            }
+        )
+
+
+def test_listener_forms():
+    assert parse_listeners("listeners", " plaintext://:0 ,") == (Listener("PLAINTEXT", "", 0),)
+    with pytest.raises(ConfigError):
+        parse_listeners("listeners", "PLAINTEXT_X://[::1]:9093")
+    assert parse_listeners("listeners", "PLAINTEXT://[::1]:9093") == (
+        Listener("PLAINTEXT", "::1", 9093),
+    )
+    assert Listener("PLAINTEXT", "::1", 9093).url() == "PLAINTEXT://[::1]:9093"
+    assert Listener("PLAINTEXT", "", 0).url() == "PLAINTEXT://:0"
+
+
+def test_properties_file(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text(
+        "# a comment\n"
+        "! another comment\n"
+        "\n"
+        "   broker.id = 3\n"
+        "listeners=PLAINTEXT://127.0.0.1:9094\n"
+        "log.dirs: /var/lib/wirekafka\n"
+        "num.partitions:4\n"
+        "cluster.id=a=b\n"
+        "log.retention.hours =\t48  \n"
+        "  # indented comment\n"
+    )
+    properties = read_properties_file(path)
+    assert properties == {
+        "broker.id": "3",
+        "listeners": "PLAINTEXT://127.0.0.1:9094",
+        "log.dirs": "/var/lib/wirekafka",
+        "num.partitions": "4",
+        "cluster.id": "a=b",
+        "log.retention.hours": "48",
+    }
+    config = broker_config_from_properties(properties)
+    assert config.listeners == (Listener("PLAINTEXT", "127.0.0.1", 9094),)
+    assert config.log.retention_ms == 48 * 3_600_000
+
+
+@pytest.mark.parametrize("line", ["just-a-key", "=value", ": value"])
+def test_properties_file_with_a_bad_line(tmp_path, line):
+    path = tmp_path / "server.properties"
+    path.write_text(f"broker.id=0\n{line}\n")
+    with pytest.raises(ConfigError, match=r"server\.properties:2"):
+        read_properties_file(path)
+
+
+def test_missing_properties_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        read_properties_file(tmp_path / "nope.properties")
+
+
+def test_overrides():
+    assert parse_overrides(["broker.id=1", " log.dirs = /x ", "cluster.id=a=b", "empty="]) == {
+        "broker.id": "1",
+        "log.dirs": "/x",
+        "cluster.id": "a=b",
+        "empty": "",
+    }
+    assert parse_overrides(["a=1", "a=2"]) == {"a": "2"}
+
+
+@pytest.mark.parametrize("pair", ["broker.id", "=1", " =1"])
+def test_bad_override(pair):
+    with pytest.raises(ConfigError, match="--override"):
+        parse_overrides([pair])
+
+
+def test_overrides_win_over_the_file(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text("num.partitions=2\nbroker.id=1\n")
+    merged = {**read_properties_file(path), **parse_overrides(["num.partitions=5"])}
+    config = broker_config_from_properties(merged)
+    assert (config.num_partitions, config.broker_id) == (5, 1)
+
+
+def test_log_keys_reach_the_log_config():
+    config = broker_config_from_properties(
+        {
+            "log.segment.bytes": "1048576",
+            "log.roll.hours": "2",
+            "log.retention.hours": "1",
+            "log.retention.minutes": "30",  # finer units win
+            "log.retention.bytes": "5000",
+            "log.cleanup.policy": "compact,delete",
+            "log.flush.interval.messages": "10",
+            "log.index.interval.bytes": "128",
+            "log.segment.delete.delay.ms": "0",
+            "log.message.timestamp.type": "LogAppendTime",
+        }
+    )
+    assert config.log == LogConfig(
+        segment_bytes=1048576,
+        roll_ms=2 * 3_600_000,
+        retention_ms=30 * 60_000,
+        retention_bytes=5000,
+        cleanup_policy=frozenset({"compact", "delete"}),
+        flush_interval_messages=10,
+        index_interval_bytes=128,
+        file_delete_delay_ms=0,
+        message_timestamp_type=TimestampType.LOG_APPEND_TIME,
+    )
+
+
+def test_retention_ms_wins_over_hours():
+    config = broker_config_from_properties({"log.retention.ms": "1234", "log.retention.hours": "5"})
+    assert config.log.retention_ms == 1234
+    forever = broker_config_from_properties({"log.retention.hours": "-1"})
+    assert forever.log.retention_ms == -1

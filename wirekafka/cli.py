@@ -1,0 +1,90 @@
+"""The ``wirekafka`` command: ``wirekafka serve [--config FILE] [--override key=value ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import trio
+
+from wirekafka import __version__
+from wirekafka.config import (
+    BrokerConfig,
+    broker_config_from_properties,
+    parse_overrides,
+    read_properties_file,
+)
+from wirekafka.server.broker import Broker
+from wirekafka.storage.cluster_metadata import ClusterMetadataError
+from wirekafka.storage.config import ConfigError
+from wirekafka.storage.log_manager import LogDirError
+from wirekafka.storage.meta_properties import MetaPropertiesError
+
+EXIT_CONFIG_ERROR = 2
+EXIT_STARTUP_ERROR = 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wirekafka", description="A Kafka-compatible broker.")
+    parser.add_argument("--version", action="version", version=f"wirekafka {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run a broker")
+    serve.add_argument("--config", type=Path, help="a server.properties file (Kafka's keys)")
+    serve.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set one config key; repeatable; wins over --config",
+    )
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def load_config(config_file: Path | None, overrides: list[str]) -> BrokerConfig:
+    properties = read_properties_file(config_file) if config_file else {}
+    properties.update(parse_overrides(overrides))
+    return broker_config_from_properties(properties)
+
+
+async def _serve(broker: BrokerConfig) -> None:
+    server = Broker(broker)
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            endpoint = await nursery.start(server.serve)
+            data_dirs = ",".join(str(d.resolve()) for d in broker.log_dirs)
+            print(
+                f"wirekafka: broker {endpoint.node_id} listening on {', '.join(server.listen_urls)}"
+                f" (advertised as {endpoint.host}:{endpoint.port}), data in {data_dirs}",
+                flush=True,
+            )
+            async for _ in signals:
+                server.request_stop()
+                break
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = load_config(args.config, args.override)
+    except ConfigError as exc:
+        print(f"wirekafka: config error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    try:
+        trio.run(_serve, config)
+    except (LogDirError, MetaPropertiesError, ClusterMetadataError, OSError) as exc:
+        print(f"wirekafka: cannot start: {exc}", file=sys.stderr)
+        return EXIT_STARTUP_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

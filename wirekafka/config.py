@@ -1,0 +1,150 @@
+"""The broker's settings: Kafka's ``server.properties`` keys, read and checked.
+
+Values come from a properties file and ``--override key=value`` pairs (the
+overrides win). Every key must be known: a misspelt key or a bad value stops
+startup with a :class:`ConfigError` naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wirekafka.listeners import Listener, parse_listeners
+from wirekafka.storage.config import (
+    BROKER_LOG_KEYS,
+    ConfigError,
+    LogConfig,
+    log_config_from_properties,
+)
+
+DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
+DEFAULT_LOG_DIR = "./wirekafka-data"
+MAX_TOPIC_PARTITIONS = 100_000
+
+# key -> default value as text (None: no default); what this broker reads besides log.*.
+BROKER_DEFAULTS: dict[str, str | None] = {
+    "broker.id": "0",
+    "listeners": DEFAULT_LISTENERS,
+    "advertised.listeners": None,
+    "log.dirs": None,
+    "log.dir": DEFAULT_LOG_DIR,
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "auto.create.topics.enable": "true",
+    "message.max.bytes": "1048588",
+    "socket.request.max.bytes": "104857600",
+    "connections.max.idle.ms": "600000",
+    "log.retention.check.interval.ms": "300000",
+    "log.flush.scheduler.interval.ms": "1000",
+    "producer.id.expiration.ms": "86400000",
+    "cluster.id": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    broker_id: int = 0
+    listeners: tuple[Listener, ...] = ()
+    advertised_listeners: tuple[Listener, ...] = ()
+    log_dirs: tuple[Path, ...] = (Path(DEFAULT_LOG_DIR),)
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    auto_create_topics_enable: bool = True
+    message_max_bytes: int = 1048588
+    socket_request_max_bytes: int = 104857600
+    connections_max_idle_ms: int = 600000
+    log_retention_check_interval_ms: int = 300000
+    log_flush_scheduler_interval_ms: int = 1000
+    producer_id_expiration_ms: int = 86400000
+    cluster_id: str | None = None
+    log: LogConfig = field(default_factory=LogConfig)
+    properties: Mapping[str, str] = field(default_factory=dict)  # as given, for DescribeConfigs
+
+
+def read_properties_file(path: Path) -> dict[str, str]:
+    """``key=value`` lines (``:`` also separates); ``#`` and ``!`` start comments."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    properties: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if cut <= 0:
+            raise ConfigError(f"{path}:{number}: expected key=value, got {raw!r}")
+        properties[line[:cut].strip()] = line[cut + 1 :].strip()
+    return properties
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    properties = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override {pair!r}: expected key=value")
+        properties[key.strip()] = value.strip()
+    return properties
+
+
+def _int(properties: Mapping[str, str], key: str, minimum: int, maximum: int = 2**63 - 1) -> int:
+    text = properties.get(key, BROKER_DEFAULTS[key])
+    try:
+        value = int(str(text))
+    except ValueError:
+        raise ConfigError(f"{key}={text!r}: not an integer") from None
+    if not minimum <= value <= maximum:
+        raise ConfigError(f"{key}={value}: must be between {minimum} and {maximum}")
+    return value
+
+
+def _bool(properties: Mapping[str, str], key: str) -> bool:
+    text = str(properties.get(key, BROKER_DEFAULTS[key])).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"{key}={text!r}: expected true or false")
+    return text == "true"
+
+
+def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig:
+    """Check every key and value; raise ConfigError naming the first bad one."""
+    for key in properties:
+        if key not in BROKER_DEFAULTS and key not in BROKER_LOG_KEYS:
+            raise ConfigError(f"unknown config key {key!r}")
+    listeners = parse_listeners("listeners", properties.get("listeners", DEFAULT_LISTENERS))
+    advertised_text = properties.get("advertised.listeners")
+    advertised = (
+        parse_listeners("advertised.listeners", advertised_text) if advertised_text else listeners
+    )
+    names = {listener.name for listener in listeners}
+    for listener in advertised:
+        if listener.name not in names:
+            raise ConfigError(
+                f"advertised.listeners: {listener.name} is not one of the listeners {sorted(names)}"
+            )
+    dirs_text = properties.get("log.dirs") or properties.get("log.dir") or DEFAULT_LOG_DIR
+    log_dirs = tuple(Path(part.strip()) for part in dirs_text.split(",") if part.strip())
+    if not log_dirs:
+        raise ConfigError(f"log.dirs={dirs_text!r}: names no directory")
+    cluster_id = properties.get("cluster.id") or None
+    return BrokerConfig(
+        broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
+        listeners=listeners,
+        advertised_listeners=advertised,
+        log_dirs=log_dirs,
+        num_partitions=_int(properties, "num.partitions", 1, MAX_TOPIC_PARTITIONS),
+        default_replication_factor=_int(properties, "default.replication.factor", 1, 2**15 - 1),
+        auto_create_topics_enable=_bool(properties, "auto.create.topics.enable"),
+        message_max_bytes=_int(properties, "message.max.bytes", 0, 2**31 - 1),
+        socket_request_max_bytes=_int(properties, "socket.request.max.bytes", 1, 2**31 - 1),
+        connections_max_idle_ms=_int(properties, "connections.max.idle.ms", -1),
+        log_retention_check_interval_ms=_int(properties, "log.retention.check.interval.ms", 1),
+        log_flush_scheduler_interval_ms=_int(properties, "log.flush.scheduler.interval.ms", 1),
+        producer_id_expiration_ms=_int(properties, "producer.id.expiration.ms", 1),
+        cluster_id=cluster_id,
+        log=log_config_from_properties(properties),
+        properties=dict(properties),
+    )

@@ -1,0 +1,36 @@
+"""Wake-ups for long-polling fetches when data lands in a partition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import trio
+
+
+class AppendWatch:
+    """Fetches waiting for ``min_bytes`` register here; produce wakes them."""
+
+    def __init__(self) -> None:
+        self._waiters: dict[tuple[str, int], set[trio.Event]] = {}
+
+    def appended(self, topic: str, partition: int) -> None:
+        for event in self._waiters.pop((topic, partition), ()):
+            event.set()
+
+    @contextmanager
+    def watching(self, partitions: Iterable[tuple[str, int]]) -> Iterator[trio.Event]:
+        """An event set at the first append to any of ``partitions``."""
+        event = trio.Event()
+        keys = list(partitions)
+        for key in keys:
+            self._waiters.setdefault(key, set()).add(event)
+        try:
+            yield event
+        finally:
+            for key in keys:
+                waiters = self._waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(event)
+                    if not waiters:
+                        del self._waiters[key]

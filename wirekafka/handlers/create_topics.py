@@ -1,0 +1,98 @@
+"""CreateTopics: partitions, replication factor 1, per-topic configs, validate_only."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.topics import TopicError
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from wirekafka.protocol.rpc import Request
+from wirekafka.storage.config import topic_properties
+
+DEFAULT_FROM_BROKER = -1
+SOURCE_TOPIC_CONFIG = 1
+SOURCE_DEFAULT_CONFIG = 5
+
+
+def _partition_count(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, int] | TopicError:
+    if topic.assignments:
+        if (
+            topic.num_partitions != DEFAULT_FROM_BROKER
+            or topic.replication_factor != DEFAULT_FROM_BROKER
+        ):
+            return TopicError(
+                ErrorCode.INVALID_REQUEST,
+                "give either replica assignments or partitions and replication factor, not both",
+            )
+        indexes = sorted(a.partition_index for a in topic.assignments)
+        if indexes != list(range(len(indexes))):
+            return TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partitions {indexes} are not 0..n-1"
+            )
+        for assignment in topic.assignments:
+            if assignment.broker_ids != [ctx.endpoint.node_id]:
+                return TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"partition {assignment.partition_index}: replicas {assignment.broker_ids} "
+                    f"must be this broker [{ctx.endpoint.node_id}] alone",
+                )
+        return len(indexes), 1
+    partitions = topic.num_partitions
+    if partitions == DEFAULT_FROM_BROKER:
+        partitions = ctx.config.num_partitions
+    replication = topic.replication_factor
+    if replication == DEFAULT_FROM_BROKER:
+        replication = ctx.config.default_replication_factor
+    return partitions, replication
+
+
+def _create(ctx: BrokerContext, topic: CreatableTopic, validate_only: bool) -> CreatableTopicResult:
+    result = CreatableTopicResult(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
+    counts = _partition_count(ctx, topic)
+    if isinstance(counts, TopicError):
+        error: TopicError | None = counts
+    else:
+        partitions, replication = counts
+        configs = {c.name: c.value for c in topic.configs if c.value is not None}
+        check = ctx.topics.check_new_topic if validate_only else ctx.topics.create_topic
+        error = check(topic.name, partitions, replication, configs)
+    if error is not None:
+        result.error_code, result.error_message = error.code, error.message
+        return result
+    result.num_partitions, result.replication_factor = partitions, replication
+    effective = topic_properties(ctx.config.log.with_overrides(configs))
+    result.configs = [
+        CreatableTopicConfigs(
+            name=key,
+            value=value,
+            config_source=SOURCE_TOPIC_CONFIG if key in configs else SOURCE_DEFAULT_CONFIG,
+        )
+        for key, value in sorted(effective.items())
+    ]
+    return result
+
+
+async def handle_create_topics(ctx: BrokerContext, request: Request) -> CreateTopicsResponse:
+    body: CreateTopicsRequest = request.body
+    seen: dict[str, int] = {}
+    for topic in body.topics:
+        seen[topic.name] = seen.get(topic.name, 0) + 1
+    results = []
+    for topic in body.topics:
+        if seen[topic.name] > 1:
+            results.append(
+                CreatableTopicResult(
+                    name=topic.name,
+                    error_code=ErrorCode.INVALID_REQUEST,
+                    error_message=f"topic {topic.name!r} appears more than once in the request",
+                )
+            )
+            continue
+        results.append(_create(ctx, topic, body.validate_only))
+    return CreateTopicsResponse(throttle_time_ms=0, topics=results)

@@ -1,0 +1,51 @@
+"""DeleteRecords: move partitions' log start offsets forward."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopicResult,
+)
+from wirekafka.protocol.rpc import Request
+from wirekafka.storage.log import StorageError
+
+HIGH_WATERMARK = -1  # "delete everything"
+
+
+def _delete(
+    ctx: BrokerContext, topic: str, asked: DeleteRecordsPartition
+) -> DeleteRecordsPartitionResult:
+    result = DeleteRecordsPartitionResult(
+        partition_index=asked.partition_index, low_watermark=-1, error_code=ErrorCode.NONE
+    )
+    found = ctx.topics.partition_log(topic, asked.partition_index)
+    if isinstance(found, ErrorCode):
+        result.error_code = found
+        return result
+    offset = found.log_end_offset if asked.offset == HIGH_WATERMARK else asked.offset
+    if not 0 <= offset <= found.log_end_offset:
+        result.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+        return result
+    try:
+        result.low_watermark = found.delete_records(offset)
+    except (StorageError, ValueError):
+        result.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+    return result
+
+
+async def handle_delete_records(ctx: BrokerContext, request: Request) -> DeleteRecordsResponse:
+    body: DeleteRecordsRequest = request.body
+    return DeleteRecordsResponse(
+        throttle_time_ms=0,
+        topics=[
+            DeleteRecordsTopicResult(
+                name=t.name, partitions=[_delete(ctx, t.name, p) for p in t.partitions]
+            )
+            for t in body.topics
+        ],
+    )

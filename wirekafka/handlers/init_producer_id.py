@@ -1,0 +1,32 @@
+"""InitProducerId: a fresh producer id, epoch 0, for an idempotent producer.
+
+Transactions are not served: a transactional id is refused with
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which every client reports as fatal.
+"""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
+from wirekafka.protocol.rpc import Request
+
+
+async def handle_init_producer_id(ctx: BrokerContext, request: Request) -> InitProducerIdResponse:
+    body: InitProducerIdRequest = request.body
+    if body.transactional_id is not None:
+        return InitProducerIdResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            producer_id=-1,
+            producer_epoch=-1,
+        )
+    return InitProducerIdResponse(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        producer_id=ctx.producer_ids.next_id(),
+        producer_epoch=0,
+    )

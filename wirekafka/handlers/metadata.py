@@ -1,0 +1,86 @@
+"""Metadata: this broker, and the topics asked for (created when allowed)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.topics import INTERNAL_TOPICS, topic_name_error
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from wirekafka.protocol.rpc import Request
+
+NO_TOPIC_ID = UUID(int=0)  # topic ids declined: clients stay on name-based requests
+FIRST_AUTO_CREATE_FLAG_VERSION = 4
+
+
+def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
+    topic = ctx.topics.topic(name)
+    assert topic is not None
+    node = ctx.endpoint.node_id
+    return MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=name,
+        topic_id=NO_TOPIC_ID,
+        is_internal=name in INTERNAL_TOPICS,
+        partitions=[
+            MetadataResponsePartition(
+                error_code=ErrorCode.NONE,
+                partition_index=index,
+                leader_id=node,
+                replica_nodes=[node],
+                isr_nodes=[node],
+            )
+            for index in range(topic.partitions)
+        ],
+    )
+
+
+def _missing(name: str | None, code: ErrorCode) -> MetadataResponseTopic:
+    return MetadataResponseTopic(error_code=code, name=name, topic_id=NO_TOPIC_ID, partitions=[])
+
+
+async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataResponse:
+    body: MetadataRequest = request.body
+    version = request.version
+    if body.topics is None or (version == 0 and not body.topics):
+        names: list[str | None] = list(ctx.topics.names())
+    else:
+        names = [t.name for t in body.topics]
+    may_create = ctx.config.auto_create_topics_enable and (
+        version < FIRST_AUTO_CREATE_FLAG_VERSION or body.allow_auto_topic_creation
+    )
+    topics = []
+    for name in dict.fromkeys(names):
+        if name is None:
+            topics.append(_missing(None, ErrorCode.UNKNOWN_TOPIC_ID))
+            continue
+        if ctx.topics.topic(name) is None:
+            invalid = topic_name_error(name)
+            if invalid is not None:
+                topics.append(_missing(name, invalid.code))
+                continue
+            if not may_create:
+                topics.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            failed = ctx.topics.auto_create(name)
+            if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                topics.append(_missing(name, failed.code))
+                continue
+        topics.append(_described(ctx, name))
+    endpoint = ctx.endpoint
+    return MetadataResponse(
+        throttle_time_ms=0,
+        brokers=[
+            MetadataResponseBroker(node_id=endpoint.node_id, host=endpoint.host, port=endpoint.port)
+        ],
+        cluster_id=ctx.cluster_id,
+        controller_id=endpoint.node_id,
+        topics=topics,
+    )

@@ -1,0 +1,255 @@
+"""Produce: check record batches, assign offsets, append, acknowledge.
+
+Batches stay bytes: headers are read, CRCs checked and base offsets patched
+in place; records are decoded only when an old client sends a message set
+(magic 0/1), which is converted to one record batch before it is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from dataclasses import dataclass
+
+import trio
+
+from wirekafka.handlers.context import BrokerContext, CloseConnection
+from wirekafka.protocol.errors import ErrorCode, ProtocolError
+from wirekafka.protocol.messages.produce import (
+    PartitionProduceData,
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from wirekafka.protocol.records.compression import COMPRESSION_MASK, CompressionType
+from wirekafka.protocol.records.convert import message_set_to_batch
+from wirekafka.protocol.records.record_batch import (
+    MAGIC,
+    MAGIC_OFFSET,
+    NO_PRODUCER_ID,
+    BatchHeader,
+    crc_matches,
+    iter_batches,
+)
+from wirekafka.protocol.rpc import Request
+from wirekafka.storage.log import PartitionLog, StorageError
+from wirekafka.storage.producer_state import Duplicate
+
+log = logging.getLogger("wirekafka.produce")
+
+FIRST_ZSTD_VERSION = 7
+_MESSAGE_SIZE = struct.Struct(">i")
+_MESSAGE_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
+
+
+class _Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class _Appended:
+    response: PartitionProduceResponse
+    log: PartitionLog | None = None  # set when the log is due a flush
+
+
+def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appended:
+    return _Appended(
+        PartitionProduceResponse(
+            index=index, error_code=code, base_offset=-1, error_message=message
+        )
+    )
+
+
+def _check_batches(
+    ctx: BrokerContext, data: bytearray | memoryview, version: int
+) -> list[tuple[int, BatchHeader]]:
+    try:
+        batches = list(iter_batches(data))
+    except ProtocolError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
+    if not batches:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, "no record batches")
+    for position, header in batches:
+        if header.size_bytes > ctx.config.message_max_bytes:
+            raise _Refused(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"batch of {header.size_bytes} bytes exceeds message.max.bytes "
+                f"{ctx.config.message_max_bytes}",
+            )
+        if not crc_matches(data, position, header):
+            raise _Refused(
+                ErrorCode.CORRUPT_MESSAGE, f"CRC mismatch in the batch at byte {position}"
+            )
+        codec = header.attributes & COMPRESSION_MASK
+        if codec > CompressionType.ZSTD:
+            raise _Refused(
+                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {codec}"
+            )
+        if codec == CompressionType.ZSTD and version < FIRST_ZSTD_VERSION:
+            raise _Refused(
+                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs Produce v7+, not v{version}"
+            )
+        if header.record_count == 0 or header.last_offset_delta != header.record_count - 1:
+            raise _Refused(
+                ErrorCode.CORRUPT_MESSAGE,
+                f"batch of {header.record_count} records has last offset delta "
+                f"{header.last_offset_delta}",
+            )
+        if header.is_transactional or header.is_control:
+            raise _Refused(
+                ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                "transactions are not supported by this broker",
+            )
+    if len(batches) > 1 and any(h.producer_id != NO_PRODUCER_ID for _, h in batches):
+        raise _Refused(
+            ErrorCode.CORRUPT_MESSAGE, "an idempotent produce carries one batch per partition"
+        )
+    return batches
+
+
+def _upconvert(ctx: BrokerContext, data: memoryview) -> bytearray:
+    """A message set (magic 0/1) as one record batch (offsets assigned on append)."""
+    if len(data) > ctx.config.message_max_bytes:
+        raise _Refused(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"message set of {len(data)} bytes exceeds message.max.bytes {ctx.config.message_max_bytes}",
+        )
+    position = 0
+    while position + _MESSAGE_ATTRIBUTES_AT < len(data):
+        if data[position + _MESSAGE_ATTRIBUTES_AT] & COMPRESSION_MASK == CompressionType.ZSTD:
+            raise _Refused(
+                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs record batches (magic 2)"
+            )
+        (size,) = _MESSAGE_SIZE.unpack_from(data, position + 8)
+        position += 12 + max(size, 0)
+    try:
+        converted = message_set_to_batch(data, base_offset=0)
+    except ProtocolError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
+    if not converted:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, "no messages")
+    return bytearray(converted)
+
+
+def _append_partition(
+    ctx: BrokerContext, version: int, topic: str, data: PartitionProduceData
+) -> _Appended:
+    index = data.index
+    found = ctx.topics.partition_log(topic, index)
+    if isinstance(found, ErrorCode):
+        return _refuse(index, found)
+    partition_log = found
+    records = data.records
+    if records is None or len(records) <= MAGIC_OFFSET:  # type: ignore[arg-type]
+        return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
+    view = memoryview(records)  # type: ignore[arg-type]
+    try:
+        magic = view[MAGIC_OFFSET]
+        if magic == MAGIC:
+            payload: bytearray | memoryview = view
+        elif magic in (0, 1):
+            payload = _upconvert(ctx, view)
+        else:
+            raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
+        batches = _check_batches(ctx, payload, version)
+        header = batches[0][1]
+        table = None
+        if header.producer_id != NO_PRODUCER_ID:
+            table = ctx.producer_states.table(partition_log)
+            verdict = table.check(header)
+            if isinstance(verdict, Duplicate):
+                return _Appended(
+                    PartitionProduceResponse(
+                        index=index,
+                        error_code=ErrorCode.NONE,
+                        base_offset=verdict.batch.first_offset,
+                        log_append_time_ms=verdict.batch.log_append_time_ms,
+                        log_start_offset=partition_log.log_start_offset,
+                    )
+                )
+            if verdict is not None:
+                return _refuse(index, verdict)
+        info = partition_log.append(payload, batches, flush_when_due=False)
+    except _Refused as refused:
+        return _refuse(index, refused.code, refused.message)
+    except StorageError as exc:
+        log.error("%s", exc)
+        return _refuse(index, ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
+    if table is not None:
+        table.record(header, info.first_offset, info.log_append_time_ms)
+    ctx.appends.appended(topic, index)
+    response = PartitionProduceResponse(
+        index=index,
+        error_code=ErrorCode.NONE,
+        base_offset=info.first_offset,
+        log_append_time_ms=info.log_append_time_ms,
+        log_start_offset=info.log_start_offset,
+    )
+    return _Appended(response, partition_log if info.flush_due else None)
+
+
+async def _flush(appended: list[_Appended]) -> None:
+    """fsync the logs due a flush, off the event loop; a failure becomes the
+    partition's error, since its records may not be on disk."""
+    due = {id(a.log): a.log for a in appended if a.log is not None}
+    if not due:
+        return
+
+    def flush_all() -> dict[int, StorageError]:
+        failures = {}
+        for key, partition_log in due.items():
+            try:
+                partition_log.flush()
+            except StorageError as exc:
+                failures[key] = exc
+        return failures
+
+    failures = await trio.to_thread.run_sync(flush_all)
+    for item in appended:
+        failure = failures.get(id(item.log))
+        if failure is not None:
+            log.error("%s", failure)
+            item.response.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+            item.response.error_message = str(failure)
+
+
+async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceResponse | None:
+    body: ProduceRequest = request.body
+    version = request.version
+    refusal: tuple[ErrorCode, str] | None = None
+    if body.transactional_id is not None:
+        refusal = (
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            "transactions are not supported by this broker",
+        )
+    elif body.acks not in (-1, 0, 1):
+        refusal = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={body.acks}: expected -1, 0 or 1")
+    topics: list[TopicProduceResponse] = []
+    appended: list[_Appended] = []
+    for topic_data in body.topic_data:
+        results = [
+            _refuse(p.index, *refusal)
+            if refusal
+            else _append_partition(ctx, version, topic_data.name, p)
+            for p in topic_data.partition_data
+        ]
+        appended.extend(results)
+        topics.append(
+            TopicProduceResponse(
+                name=topic_data.name, partition_responses=[r.response for r in results]
+            )
+        )
+    await _flush(appended)
+    if body.acks == 0:
+        errors = [a.response for a in appended if a.response.error_code != ErrorCode.NONE]
+        if errors:
+            first = errors[0]
+            raise CloseConnection(
+                f"acks=0 produce failed: {ErrorCode(first.error_code).name} {first.error_message or ''}"
+            )
+        return None
+    return ProduceResponse(responses=topics)

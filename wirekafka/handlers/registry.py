@@ -1,0 +1,40 @@
+"""Which handler answers which API."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from wirekafka.handlers.api_versions import handle_api_versions
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.create_topics import handle_create_topics
+from wirekafka.handlers.delete_records import handle_delete_records
+from wirekafka.handlers.delete_topics import handle_delete_topics
+from wirekafka.handlers.describe_configs import handle_describe_configs
+from wirekafka.handlers.fetch import handle_fetch
+from wirekafka.handlers.find_coordinator import handle_find_coordinator
+from wirekafka.handlers.init_producer_id import handle_init_producer_id
+from wirekafka.handlers.list_offsets import handle_list_offsets
+from wirekafka.handlers.metadata import handle_metadata
+from wirekafka.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
+from wirekafka.handlers.produce import handle_produce
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.rpc import Request
+
+# A handler returns the response body, or None when no response is sent (acks=0).
+Handler = Callable[[BrokerContext, Request], Awaitable[Any | None]]
+
+HANDLERS: dict[int, Handler] = {
+    ApiKey.PRODUCE: handle_produce,
+    ApiKey.FETCH: handle_fetch,
+    ApiKey.LIST_OFFSETS: handle_list_offsets,
+    ApiKey.METADATA: handle_metadata,
+    ApiKey.FIND_COORDINATOR: handle_find_coordinator,
+    ApiKey.API_VERSIONS: handle_api_versions,
+    ApiKey.CREATE_TOPICS: handle_create_topics,
+    ApiKey.DELETE_TOPICS: handle_delete_topics,
+    ApiKey.DELETE_RECORDS: handle_delete_records,
+    ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
+    ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
+}

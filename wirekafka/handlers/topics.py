@@ -1,0 +1,149 @@
+"""Topics of the embedded default: names, partition counts, configs, creation
+and deletion, all recorded in :class:`ClusterMetadata` and the log dirs."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from wirekafka.config import BrokerConfig
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.storage.cluster_metadata import ClusterMetadata, TopicDefinition
+from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys
+from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.log_manager import LogManager
+
+log = logging.getLogger("wirekafka.topics")
+
+MAX_TOPIC_NAME_CHARS = 249
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicError:
+    code: ErrorCode
+    message: str
+
+
+def topic_name_error(name: str | None) -> TopicError | None:
+    """Kafka's rules: ASCII letters, digits, ``.``, ``_``, ``-``; at most 249; not ``.``/``..``."""
+    if not name:
+        return TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty")
+    if name in (".", ".."):
+        return TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name {name!r} is not allowed")
+    if len(name) > MAX_TOPIC_NAME_CHARS:
+        return TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"topic name is {len(name)} characters long, more than {MAX_TOPIC_NAME_CHARS}",
+        )
+    if not _LEGAL_NAME.match(name):
+        return TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"topic name {name!r} has characters other than ASCII letters, digits, '.', '_', '-'",
+        )
+    return None
+
+
+class TopicManager:
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, logs: LogManager) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.logs = logs
+
+    def adopt_partition_dirs(self) -> None:
+        """Record topics found as partition dirs but missing from the metadata file."""
+        found: dict[str, int] = {}
+        for partition_log in self.logs.all_logs():
+            count = found.get(partition_log.topic, 0)
+            found[partition_log.topic] = max(count, partition_log.partition + 1)
+        missing = [
+            TopicDefinition(name, count)
+            for name, count in found.items()
+            if self.metadata.topic(name) is None
+        ]
+        for topic in missing:
+            log.warning(
+                "adopting topic %s with %d partitions from its log dirs",
+                topic.name,
+                topic.partitions,
+            )
+        self.metadata.put_topics(missing)
+
+    def topic(self, name: str) -> TopicDefinition | None:
+        return self.metadata.topic(name)
+
+    def names(self) -> list[str]:
+        return sorted(self.metadata.topics())
+
+    def log_config(self, name: str) -> LogConfig:
+        topic = self.metadata.topic(name)
+        base = self.config.log
+        return base.with_overrides(topic.configs) if topic and topic.configs else base
+
+    def partition_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
+        """The partition's log, created on first use; an error for unknown partitions."""
+        topic = self.metadata.topic(name)
+        if topic is None or not 0 <= partition < topic.partitions:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        existing = self.logs.get_log(name, partition)
+        if existing is not None:
+            return existing
+        return self.logs.get_or_create_log(name, partition, self.log_config(name))
+
+    def check_new_topic(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicError | None:
+        invalid = topic_name_error(name)
+        if invalid is not None:
+            return invalid
+        if self.metadata.topic(name) is not None:
+            return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        if not 1 <= partitions <= 100_000:
+            return TopicError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"number of partitions {partitions} must be 1 to 100000",
+            )
+        if replication_factor != 1:
+            return TopicError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"replication factor {replication_factor} is larger than the 1 available broker"
+                if replication_factor > 1
+                else f"replication factor {replication_factor} must be at least 1",
+            )
+        try:
+            check_topic_keys(configs)
+            self.config.log.with_overrides(configs)
+        except ConfigError as exc:
+            return TopicError(ErrorCode.INVALID_CONFIG, str(exc))
+        return None
+
+    def create_topic(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicError | None:
+        error = self.check_new_topic(name, partitions, replication_factor, configs)
+        if error is not None:
+            return error
+        self.metadata.put_topics([TopicDefinition(name, partitions, dict(configs))])
+        for partition in range(partitions):
+            self.logs.get_or_create_log(name, partition, self.log_config(name))
+        log.info("created topic %s with %d partitions", name, partitions)
+        return None
+
+    def auto_create(self, name: str) -> TopicError | None:
+        return self.create_topic(
+            name, self.config.num_partitions, self.config.default_replication_factor, {}
+        )
+
+    def delete_topic(self, name: str) -> TopicError | None:
+        topic = self.metadata.topic(name)
+        if topic is None:
+            return TopicError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist"
+            )
+        self.metadata.remove_topic(name)
+        for partition in range(topic.partitions):
+            self.logs.delete_log(name, partition)
+        log.info("deleted topic %s", name)
+        return None

@@ -1,0 +1,45 @@
+"""``listeners`` and ``advertised.listeners``: ``NAME://host:port`` lists."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wirekafka.storage.config import ConfigError
+
+_LISTENER = re.compile(
+    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)://(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>\d+)$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    name: str  # the security protocol too: only PLAINTEXT is served
+    host: str  # empty: every interface
+    port: int  # 0: any free port
+
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.name}://{host}:{self.port}"
+
+
+def parse_listeners(key: str, text: str) -> tuple[Listener, ...]:
+    listeners = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        match = _LISTENER.match(part)
+        if match is None:
+            raise ConfigError(f"{key}: {part!r} is not of the form PLAINTEXT://host:port")
+        name = match["name"].upper()
+        if name != "PLAINTEXT":
+            raise ConfigError(f"{key}: {part!r}: only PLAINTEXT listeners are served")
+        port = int(match["port"])
+        if port > 65535:
+            raise ConfigError(f"{key}: {part!r}: port {port} is out of range")
+        listeners.append(Listener(name, match["host"].strip("[]"), port))
+    if not listeners:
+        raise ConfigError(f"{key}={text!r}: names no listener")
+    if len({listener.name for listener in listeners}) != len(listeners):
+        raise ConfigError(f"{key}={text!r}: each listener name may appear once")
+    return tuple(listeners)

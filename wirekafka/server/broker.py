@@ -1,0 +1,194 @@
+"""The broker process: storage, listeners, connections, background work, shutdown.
+
+Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
+connection finish the request it is handling, then flushes every log, writes
+the checkpoints and the clean-shutdown marker.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+
+import trio
+
+from wirekafka.config import BrokerConfig
+from wirekafka.handlers.context import BrokerContext, BrokerEndpoint
+from wirekafka.handlers.producers import ProducerIds, ProducerStates
+from wirekafka.handlers.topics import TopicManager
+from wirekafka.listeners import Listener
+from wirekafka.server.connection import serve_connection
+from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
+from wirekafka.storage.config import LogConfig
+from wirekafka.storage.log_manager import LogManager
+
+log = logging.getLogger("wirekafka.server")
+
+SHUTDOWN_GRACE_SECONDS = 10.0
+CHECKPOINT_INTERVAL_SECONDS = 60.0
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, clock: Callable[[], int] = wall_clock_ms) -> None:
+        self.config = config
+        self.clock = clock
+        self.stopping = False
+        self._idle: set[trio.CancelScope] = set()
+        self._stop = trio.Event()
+        self._connections = 0
+        self._no_connections = trio.Event()
+        self._no_connections.set()
+        self.context: BrokerContext
+        self.listen_urls: list[str] = []
+
+    # the ConnectionHost side
+
+    def add_idle(self, scope: trio.CancelScope) -> None:
+        self._idle.add(scope)
+        if self.stopping:
+            scope.cancel()
+
+    def remove_idle(self, scope: trio.CancelScope) -> None:
+        self._idle.discard(scope)
+
+    # lifecycle
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def _start_storage(self) -> tuple[LogManager, ClusterMetadata]:
+        config = self.config
+        metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
+        topics_config = {name: t.configs for name, t in metadata.topics().items()}
+
+        def topic_config(name: str) -> LogConfig:
+            overrides = topics_config.get(name)
+            return config.log.with_overrides(overrides) if overrides else config.log
+
+        logs = LogManager(
+            config.log_dirs,
+            config.log,
+            self.clock,
+            broker_id=config.broker_id,
+            topic_config=topic_config,
+        )
+        logs.startup(config.cluster_id)
+        return logs, metadata
+
+    async def _open_listeners(self) -> list[tuple[Listener, trio.SocketListener]]:
+        opened = []
+        for listener in self.config.listeners:
+            sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+            for sock in sockets:
+                opened.append((listener, sock))
+        return opened
+
+    def _endpoint(self, opened: list[tuple[Listener, trio.SocketListener]]) -> BrokerEndpoint:
+        bound = {listener.name: sock.socket.getsockname()[1] for listener, sock in opened}
+        advertised = self.config.advertised_listeners[0]
+        port = advertised.port or bound[advertised.name]
+        host = advertised.host or "localhost"
+        if host in ("0.0.0.0", "::"):
+            host = "localhost"
+        return BrokerEndpoint(self.config.broker_id, host, port)
+
+    async def serve(
+        self, *, task_status: trio.TaskStatus[BrokerEndpoint] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        logs, metadata = await trio.to_thread.run_sync(self._start_storage)
+        try:
+            topics = TopicManager(self.config, metadata, logs)
+            topics.adopt_partition_dirs()
+            opened = await self._open_listeners()
+            endpoint = self._endpoint(opened)
+            self.context = BrokerContext(
+                config=self.config,
+                clock=self.clock,
+                logs=logs,
+                topics=topics,
+                producer_ids=ProducerIds(metadata),
+                producer_states=ProducerStates(self.clock, self.config.producer_id_expiration_ms),
+                cluster_id=logs.cluster_id,
+                endpoint=endpoint,
+            )
+            self.listen_urls = [
+                Listener(listener.name, *sock.socket.getsockname()[:2]).url()
+                for listener, sock in opened
+            ]
+            async with trio.open_nursery() as nursery:
+                accept_scope = trio.CancelScope()
+                nursery.start_soon(self._accept, opened, nursery, accept_scope)
+                background = trio.CancelScope()
+                nursery.start_soon(self._maintain, background)
+                task_status.started(endpoint)
+                await self._stop.wait()
+                log.info("shutting down")
+                accept_scope.cancel()
+                self.stopping = True
+                for scope in list(self._idle):
+                    scope.cancel()
+                with trio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+                    await self._no_connections.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(logs.shutdown)
+        log.info("stopped cleanly")
+
+    async def _accept(
+        self,
+        opened: list[tuple[Listener, trio.SocketListener]],
+        nursery: trio.Nursery,
+        scope: trio.CancelScope,
+    ) -> None:
+        with scope:
+            async with trio.open_nursery() as accepting:
+                for _, sock in opened:
+                    accepting.start_soon(self._accept_one, sock, nursery)
+        for _, sock in opened:
+            await sock.aclose()
+
+    async def _accept_one(self, sock: trio.SocketListener, nursery: trio.Nursery) -> None:
+        while True:
+            try:
+                stream = await sock.accept()
+            except OSError as exc:  # out of file descriptors, and the like
+                log.error("accept failed: %s", exc)
+                await trio.sleep(0.1)
+                continue
+            self._connections += 1
+            self._no_connections = trio.Event()
+            nursery.start_soon(self._connection, stream)
+
+    async def _connection(self, stream: trio.SocketStream) -> None:
+        try:
+            await serve_connection(self, stream)
+        finally:
+            self._connections -= 1
+            if not self._connections:
+                self._no_connections.set()
+
+    async def _maintain(self, scope: trio.CancelScope) -> None:
+        """Retention, timed flushes, fsync of rolled segments, delayed deletions,
+        expiry of idle producers and the offset checkpoints, periodically."""
+        config = self.config
+        period = (
+            min(config.log_flush_scheduler_interval_ms, config.log_retention_check_interval_ms)
+            / 1000
+        )
+        logs = self.context.logs
+        next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+        with scope:
+            while True:
+                await trio.sleep(period if math.isfinite(period) else 1.0)
+                await trio.to_thread.run_sync(logs.run_maintenance)
+                self.context.producer_states.expire()
+                if trio.current_time() >= next_checkpoint:
+                    await trio.to_thread.run_sync(logs.write_checkpoints)
+                    next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS

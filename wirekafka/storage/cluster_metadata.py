@@ -1,0 +1,99 @@
+"""What the embedded default (no ZooKeeper) knows beyond the partitions' logs.
+
+Topics (partition count and per-topic config overrides) and the highest
+producer id handed out live in ``cluster-metadata.json`` in the first log dir,
+rewritten atomically (temp file, fsync, rename) on every change. With
+ZooKeeper the same facts live in its znodes instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wirekafka.storage.files import write_atomically
+
+CLUSTER_METADATA_FILE = "cluster-metadata.json"
+FORMAT_VERSION = 1
+
+
+class ClusterMetadataError(ValueError):
+    """The metadata file cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDefinition:
+    name: str
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+class ClusterMetadata:
+    """The topics of the cluster and the producer-id high-water mark, on disk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._topics: dict[str, TopicDefinition] = {}
+        self._producer_id_block_end = 0
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            document: Any = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            raise ClusterMetadataError(f"{self.path}: {exc}") from exc
+        if not isinstance(document, dict) or document.get("version") != FORMAT_VERSION:
+            raise ClusterMetadataError(f"{self.path}: not a version {FORMAT_VERSION} document")
+        try:
+            for name, entry in document["topics"].items():
+                configs = {str(k): str(v) for k, v in entry.get("configs", {}).items()}
+                self._topics[name] = TopicDefinition(name, int(entry["partitions"]), configs)
+            self._producer_id_block_end = int(document["producer_id_block_end"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ClusterMetadataError(f"{self.path}: malformed: {exc!r}") from exc
+
+    def _save(self) -> None:
+        document = {
+            "version": FORMAT_VERSION,
+            "topics": {
+                name: {"partitions": topic.partitions, "configs": topic.configs}
+                for name, topic in sorted(self._topics.items())
+            },
+            "producer_id_block_end": self._producer_id_block_end,
+        }
+        write_atomically(self.path, json.dumps(document, indent=1).encode() + b"\n")
+
+    # topics
+
+    def topics(self) -> dict[str, TopicDefinition]:
+        return dict(self._topics)
+
+    def topic(self, name: str) -> TopicDefinition | None:
+        return self._topics.get(name)
+
+    def put_topics(self, topics: list[TopicDefinition]) -> None:
+        """Add or replace topics, in one write."""
+        if not topics:
+            return
+        for topic in topics:
+            self._topics[topic.name] = topic
+        self._save()
+
+    def remove_topic(self, name: str) -> bool:
+        if self._topics.pop(name, None) is None:
+            return False
+        self._save()
+        return True
+
+    # producer ids
+
+    def allocate_producer_ids(self, count: int) -> range:
+        """A block of producer ids never handed out before, recorded before use."""
+        start = self._producer_id_block_end
+        self._producer_id_block_end = start + count
+        self._save()
+        return range(start, start + count)

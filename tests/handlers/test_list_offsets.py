@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch
@@ -87,15 +89,26 @@ def test_v0_on_an_empty_partition(broker):
     assert list_offsets(broker, 0, EARLIEST, max_num_offsets=10).old_style_offsets == [0]
 
 
-def test_v0_by_time_lists_segments_older_than_it(broker):
+def test_v0_by_time_uses_segment_file_times_and_the_log_end_at_now(broker):
+    """Kafka 0.8's answer: each segment's base offset stands with its file's
+    last-modified time, the log end with the current time."""
     fill(broker)
-    # segment 0 ends at +20, segment 3 at +40
-    before_all = list_offsets(broker, 0, BASE_TIME_MS, max_num_offsets=10)
-    assert before_all.old_style_offsets == []
-    after_first = list_offsets(broker, 0, BASE_TIME_MS + 21, max_num_offsets=10)
-    assert after_first.old_style_offsets == [0]
-    after_all = list_offsets(broker, 0, BASE_TIME_MS + 41, max_num_offsets=10)
-    assert after_all.old_style_offsets == [3, 0]
+    first, second = (s.log_path for s in broker.log("t").segments)
+    os.utime(first, ns=(0, BASE_TIME_MS * 1_000_000))
+    os.utime(second, ns=(0, (BASE_TIME_MS + 1000) * 1_000_000))
+    broker.clock.now_ms = BASE_TIME_MS + 2000
+    assert list_offsets(broker, 0, BASE_TIME_MS - 1, max_num_offsets=10).old_style_offsets == []
+    assert list_offsets(broker, 0, BASE_TIME_MS, max_num_offsets=10).old_style_offsets == [0]
+    assert list_offsets(broker, 0, BASE_TIME_MS + 1500, max_num_offsets=10).old_style_offsets == [
+        3,
+        0,
+    ]
+    assert list_offsets(broker, 0, BASE_TIME_MS + 2000, max_num_offsets=10).old_style_offsets == [
+        5,
+        3,
+        0,
+    ]
+    assert list_offsets(broker, 0, BASE_TIME_MS + 2000, max_num_offsets=1).old_style_offsets == [5]
 
 
 @pytest.mark.parametrize("version", [1, 2, 4, 6, 7])

@@ -19,6 +19,7 @@ from wirekafka.protocol.messages.api_versions import (
     ApiVersionsResponse,
 )
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from wirekafka.protocol.messages.metadata import MetadataRequest
 
 
 def test_header_versions_follow_flexibility():
@@ -75,7 +76,9 @@ def test_truncated_header_is_a_protocol_error():
         peek_request_header(b"\x00\x03\x00")
 
 
-def test_trailing_bytes_after_a_request_are_refused():
-    frame = rpc.encode_request(RequestHeader(ApiKey.HEARTBEAT, 0, 1, "c"), HeartbeatRequest())
-    with pytest.raises(ProtocolError, match="unexpected bytes"):
-        rpc.decode_request(frame + b"\x00")
+def test_trailing_bytes_after_a_request_are_ignored():
+    # librdkafka 2.16 sends Metadata v12 with three stray bytes; Kafka ignores them.
+    frame = rpc.encode_request(RequestHeader(ApiKey.METADATA, 12, 3, "rdkafka"), MetadataRequest())
+    request = rpc.decode_request(frame + b"\x01\x00\x00")
+    assert request.body == MetadataRequest()
+    assert request.header.correlation_id == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.list_offsets import (
@@ -17,19 +19,32 @@ from wirekafka.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, Partitio
 UNKNOWN_OFFSET = -1
 
 
-def _old_style_offsets(partition_log: PartitionLog, asked: ListOffsetsPartition) -> list[int]:
-    """ListOffsets v0: up to ``max_num_offsets`` offsets, newest first: the log
-    end (for latest) and the base offsets of segments older than the time."""
-    if asked.timestamp == EARLIEST_TIMESTAMP:
-        offsets = [partition_log.log_start_offset]
+def _old_style_offsets(
+    partition_log: PartitionLog, asked: ListOffsetsPartition, now_ms: int
+) -> list[int]:
+    """ListOffsets v0, as Kafka 0.8-0.10 answered it: each segment's base offset
+    stands with the time its file was last modified, and the log end with now
+    (when the active segment holds data). Latest starts from the newest entry,
+    earliest is the first; a time starts from the newest entry at or before it.
+    Up to ``max_num_offsets`` offsets go back, newest first."""
+    start = partition_log.log_start_offset
+    segments = partition_log.segments
+    entries = [
+        (max(segment.base_offset, start), int(os.stat(segment.log_path).st_mtime * 1000))
+        for segment in segments
+    ]
+    if segments[-1].size:
+        entries.append((partition_log.log_end_offset, now_ms))
+    if asked.timestamp == LATEST_TIMESTAMP:
+        first = len(entries) - 1
+    elif asked.timestamp == EARLIEST_TIMESTAMP:
+        first = 0
     else:
-        segments = partition_log.segments
-        offsets = [partition_log.log_end_offset] if asked.timestamp == LATEST_TIMESTAMP else []
-        for segment in reversed(segments):
-            if asked.timestamp == LATEST_TIMESTAMP or 0 <= segment.max_timestamp < asked.timestamp:
-                offsets.append(max(segment.base_offset, partition_log.log_start_offset))
-        offsets = list(dict.fromkeys(offsets))
-    return offsets[: max(asked.max_num_offsets, 0)]
+        first = len(entries) - 1
+        while first >= 0 and entries[first][1] > asked.timestamp:
+            first -= 1
+    count = max(0, min(asked.max_num_offsets, first + 1))
+    return sorted((entries[first - i][0] for i in range(count)), reverse=True)
 
 
 def _answer(
@@ -44,7 +59,7 @@ def _answer(
         return result
     try:
         if version == 0:
-            result.old_style_offsets = _old_style_offsets(found, asked)
+            result.old_style_offsets = _old_style_offsets(found, asked, ctx.clock())
             return result
         located = found.offset_for_timestamp(asked.timestamp)
     except StorageError:

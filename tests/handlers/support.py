@@ -18,10 +18,8 @@ import trio
 
 from tests.storage.helpers import BASE_TIME_MS, FakeClock
 from wirekafka.config import broker_config_from_properties
-from wirekafka.handlers.context import BrokerContext, BrokerEndpoint
-from wirekafka.handlers.producers import ProducerIds, ProducerStates
+from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.handlers.registry import HANDLERS
-from wirekafka.handlers.topics import TopicManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.create_topics import (
@@ -51,10 +49,7 @@ from wirekafka.protocol.rpc import (
     encode_request,
     encode_response_parts,
 )
-from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
-from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import PartitionLog
-from wirekafka.storage.log_manager import LogManager
 from wirekafka.storage.spans import FileSpan
 
 __all__ = ["BASE_TIME_MS", "TestBroker", "make_batch", "run"]
@@ -114,33 +109,7 @@ class TestBroker:
 
     def _open(self) -> BrokerContext:
         config = broker_config_from_properties(self.properties)
-        metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
-        topic_configs = {name: t.configs for name, t in metadata.topics().items()}
-
-        def topic_config(name: str) -> LogConfig:
-            overrides = topic_configs.get(name)
-            return config.log.with_overrides(overrides) if overrides else config.log
-
-        logs = LogManager(
-            config.log_dirs,
-            config.log,
-            self.clock,
-            broker_id=config.broker_id,
-            topic_config=topic_config,
-        )
-        logs.startup(config.cluster_id)
-        topics = TopicManager(config, metadata, logs)
-        topics.adopt_partition_dirs()
-        return BrokerContext(
-            config=config,
-            clock=self.clock,
-            logs=logs,
-            topics=topics,
-            producer_ids=ProducerIds(metadata),
-            producer_states=ProducerStates(self.clock, config.producer_id_expiration_ms),
-            cluster_id=logs.cluster_id,
-            endpoint=BrokerEndpoint(0, "localhost", 9092),
-        )
+        return open_broker_context(config, self.clock, BrokerEndpoint(0, "localhost", 9092))
 
     def close(self) -> None:
         if not self.closed:

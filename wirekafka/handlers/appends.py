@@ -13,10 +13,19 @@ class AppendWatch:
 
     def __init__(self) -> None:
         self._waiters: dict[tuple[str, int], set[trio.Event]] = {}
+        self.closed = False  # the broker is stopping: nobody waits any more
 
     def appended(self, topic: str, partition: int) -> None:
         for event in self._waiters.pop((topic, partition), ()):
             event.set()
+
+    def wake_all(self) -> None:
+        """Release every waiting fetch, now and from now on (the broker is stopping)."""
+        self.closed = True
+        waiters, self._waiters = self._waiters, {}
+        for events in waiters.values():
+            for event in events:
+                event.set()
 
     @contextmanager
     def watching(self, partitions: Iterable[tuple[str, int]]) -> Iterator[trio.Event]:

@@ -8,6 +8,8 @@ from wirekafka.config import BrokerConfig
 from wirekafka.handlers.appends import AppendWatch
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
 from wirekafka.handlers.topics import TopicManager
+from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
+from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
 
@@ -40,3 +42,33 @@ class BrokerContext:
     cluster_id: str
     endpoint: BrokerEndpoint
     appends: AppendWatch = field(default_factory=AppendWatch)
+
+
+def open_broker_context(
+    config: BrokerConfig, clock: Clock, endpoint: BrokerEndpoint
+) -> BrokerContext:
+    """Open the log dirs (recovering them if the last stop was not clean) and
+    the embedded metadata, and build the state every handler shares."""
+    metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
+    topic_configs = {name: topic.configs for name, topic in metadata.topics().items()}
+
+    def topic_config(name: str) -> LogConfig:
+        overrides = topic_configs.get(name)
+        return config.log.with_overrides(overrides) if overrides else config.log
+
+    logs = LogManager(
+        config.log_dirs, config.log, clock, broker_id=config.broker_id, topic_config=topic_config
+    )
+    logs.startup(config.cluster_id)
+    topics = TopicManager(config, metadata, logs)
+    topics.adopt_partition_dirs()
+    return BrokerContext(
+        config=config,
+        clock=clock,
+        logs=logs,
+        topics=topics,
+        producer_ids=ProducerIds(metadata),
+        producer_states=ProducerStates(clock, config.producer_id_expiration_ms),
+        cluster_id=logs.cluster_id,
+        endpoint=endpoint,
+    )

@@ -114,7 +114,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     watched = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
     while True:
         responses, total, errors = _read_all(ctx, body, version)
-        if total >= body.min_bytes or errors or not watched:
+        if total >= body.min_bytes or errors or not watched or ctx.appends.closed:
             break
         remaining = deadline - trio.current_time()
         if remaining <= 0:

@@ -8,21 +8,15 @@ the checkpoints and the clean-shutdown marker.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 
 import trio
 
 from wirekafka.config import BrokerConfig
-from wirekafka.handlers.context import BrokerContext, BrokerEndpoint
-from wirekafka.handlers.producers import ProducerIds, ProducerStates
-from wirekafka.handlers.topics import TopicManager
+from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.listeners import Listener
 from wirekafka.server.connection import serve_connection
-from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
-from wirekafka.storage.config import LogConfig
-from wirekafka.storage.log_manager import LogManager
 
 log = logging.getLogger("wirekafka.server")
 
@@ -62,25 +56,6 @@ class Broker:
     def request_stop(self) -> None:
         self._stop.set()
 
-    def _start_storage(self) -> tuple[LogManager, ClusterMetadata]:
-        config = self.config
-        metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
-        topics_config = {name: t.configs for name, t in metadata.topics().items()}
-
-        def topic_config(name: str) -> LogConfig:
-            overrides = topics_config.get(name)
-            return config.log.with_overrides(overrides) if overrides else config.log
-
-        logs = LogManager(
-            config.log_dirs,
-            config.log,
-            self.clock,
-            broker_id=config.broker_id,
-            topic_config=topic_config,
-        )
-        logs.startup(config.cluster_id)
-        return logs, metadata
-
     async def _open_listeners(self) -> list[tuple[Listener, trio.SocketListener]]:
         opened = []
         for listener in self.config.listeners:
@@ -101,22 +76,18 @@ class Broker:
     async def serve(
         self, *, task_status: trio.TaskStatus[BrokerEndpoint] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        logs, metadata = await trio.to_thread.run_sync(self._start_storage)
+        opened = await self._open_listeners()
+        endpoint = self._endpoint(opened)
         try:
-            topics = TopicManager(self.config, metadata, logs)
-            topics.adopt_partition_dirs()
-            opened = await self._open_listeners()
-            endpoint = self._endpoint(opened)
-            self.context = BrokerContext(
-                config=self.config,
-                clock=self.clock,
-                logs=logs,
-                topics=topics,
-                producer_ids=ProducerIds(metadata),
-                producer_states=ProducerStates(self.clock, self.config.producer_id_expiration_ms),
-                cluster_id=logs.cluster_id,
-                endpoint=endpoint,
+            self.context = await trio.to_thread.run_sync(
+                open_broker_context, self.config, self.clock, endpoint
             )
+        except BaseException:
+            for _, sock in opened:
+                await sock.aclose()
+            raise
+        logs = self.context.logs
+        try:
             self.listen_urls = [
                 Listener(listener.name, *sock.socket.getsockname()[:2]).url()
                 for listener, sock in opened
@@ -124,8 +95,7 @@ class Broker:
             async with trio.open_nursery() as nursery:
                 accept_scope = trio.CancelScope()
                 nursery.start_soon(self._accept, opened, nursery, accept_scope)
-                background = trio.CancelScope()
-                nursery.start_soon(self._maintain, background)
+                nursery.start_soon(self._maintain)
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")
@@ -133,6 +103,7 @@ class Broker:
                 self.stopping = True
                 for scope in list(self._idle):
                     scope.cancel()
+                self.context.appends.wake_all()  # long polls answer now with what they have
                 with trio.move_on_after(SHUTDOWN_GRACE_SECONDS):
                     await self._no_connections.wait()
                 nursery.cancel_scope.cancel()
@@ -174,7 +145,7 @@ class Broker:
             if not self._connections:
                 self._no_connections.set()
 
-    async def _maintain(self, scope: trio.CancelScope) -> None:
+    async def _maintain(self) -> None:
         """Retention, timed flushes, fsync of rolled segments, delayed deletions,
         expiry of idle producers and the offset checkpoints, periodically."""
         config = self.config
@@ -184,11 +155,10 @@ class Broker:
         )
         logs = self.context.logs
         next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
-        with scope:
-            while True:
-                await trio.sleep(period if math.isfinite(period) else 1.0)
-                await trio.to_thread.run_sync(logs.run_maintenance)
-                self.context.producer_states.expire()
-                if trio.current_time() >= next_checkpoint:
-                    await trio.to_thread.run_sync(logs.write_checkpoints)
-                    next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+        while True:
+            await trio.sleep(period)
+            await trio.to_thread.run_sync(logs.run_maintenance)
+            self.context.producer_states.expire()
+            if trio.current_time() >= next_checkpoint:
+                await trio.to_thread.run_sync(logs.write_checkpoints)
+                next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS

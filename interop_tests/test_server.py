@@ -1,0 +1,192 @@
+"""The server and the command line, seen from outside: config errors, the
+config file, idle and oversized connections, pipelining, clean shutdown."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from interop_tests.conftest import BrokerFactory
+from interop_tests.protocol_client import ProtocolClient
+from wirekafka.protocol import rpc
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.framing import FrameDecoder, encode_frame
+from wirekafka.protocol.headers import RequestHeader
+from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+
+LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:]+):(?P<port>\d+)")
+TIMEOUT_S = 30.0
+
+
+def _serve(*args: str) -> list[str]:
+    return [sys.executable, "-m", "wirekafka", "serve", *args]
+
+
+def _fails_naming(tmp_path: Path, override: str, key: str) -> None:
+    result = subprocess.run(
+        _serve("--override", f"log.dirs={tmp_path / 'data'}", "--override", override),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert result.returncode == 2, result.stderr
+    assert key in result.stderr
+    assert "listening" not in result.stdout
+    assert not (tmp_path / "data").exists(), "nothing may be written before the config is good"
+
+
+def test_an_unknown_key_stops_startup_naming_it(tmp_path: Path) -> None:
+    _fails_naming(tmp_path, "log.retention.hourz=5", "log.retention.hourz")
+
+
+def test_a_bad_value_stops_startup_naming_the_key(tmp_path: Path) -> None:
+    _fails_naming(tmp_path, "num.partitions=three", "num.partitions")
+    _fails_naming(tmp_path, "listeners=SSL://127.0.0.1:9093", "listeners")
+    _fails_naming(tmp_path, "log.segment.bytes=-1", "log.segment.bytes")
+
+
+def test_config_file_with_overrides_and_a_clean_shutdown(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    properties = tmp_path / "server.properties"
+    properties.write_text(
+        "# a server.properties of Kafka's keys\n"
+        "listeners=PLAINTEXT://127.0.0.1:0\n"
+        f"log.dirs={data}\n"
+        "num.partitions: 2\n"
+    )
+    process = subprocess.Popen(
+        _serve("--config", str(properties), "--override", "num.partitions=5"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = LISTENING.search(line)
+        assert match, line
+        assert str(data) in line
+        with ProtocolClient(match["host"], int(match["port"]), timeout_s=TIMEOUT_S) as client:
+            response = client.request(
+                ApiKey.METADATA, 4, MetadataRequest(topics=[MetadataRequestTopic(name="from-file")])
+            )
+        (topic,) = response.topics
+        assert len(topic.partitions) == 5  # the override wins over the file's 2
+        process.send_signal(signal.SIGINT)
+        assert process.wait(TIMEOUT_S) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (data / ".kafka_cleanshutdown").exists()
+    checkpoint = (data / "recovery-point-offset-checkpoint").read_text().splitlines()
+    assert checkpoint[:2] == ["0", "5"]  # version, then one line per partition
+    assert "cluster.id=" in (data / "meta.properties").read_text()
+
+
+def _recv_all(sock: socket.socket, timeout_s: float) -> bytes:
+    """Everything until EOF; fails if the peer keeps the connection open."""
+    sock.settimeout(timeout_s)
+    chunks = []
+    while data := sock.recv(65536):
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def test_idle_connections_are_closed(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory(settings={"connections.max.idle.ms": "400"})
+    with socket.create_connection(broker.address, timeout=TIMEOUT_S) as idle:
+        started = time.monotonic()
+        assert _recv_all(idle, 10) == b""
+        assert 0.3 < time.monotonic() - started < 5
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as busy:
+        for _ in range(8):  # a request every 0.15 s keeps it open past the idle time
+            busy.api_versions()
+            time.sleep(0.15)
+
+
+def test_a_frame_above_the_limit_is_refused_before_its_body(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(settings={"socket.request.max.bytes": "1000"})
+    with socket.create_connection(broker.address, timeout=TIMEOUT_S) as sock:
+        sock.sendall(struct.pack(">i", 1001))  # the size alone, no body
+        assert _recv_all(sock, 10) == b""
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        assert ApiKey.PRODUCE in client.api_versions()  # a request within the limit is fine
+
+
+def test_pipelined_requests_are_answered_in_order(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory()
+    calls = [
+        (ApiKey.METADATA, 1, MetadataRequest(topics=None)),
+        (
+            ApiKey.API_VERSIONS,
+            3,
+            ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+        ),
+        (ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name="piped")])),
+        (ApiKey.API_VERSIONS, 0, ApiVersionsRequest()),
+    ]
+    frames = b"".join(
+        encode_frame(rpc.encode_request(RequestHeader(key, version, 100 + i, "piper"), body))
+        for i, (key, version, body) in enumerate(calls)
+    )
+    decoder = FrameDecoder()
+    answers = []
+    with socket.create_connection(broker.address, timeout=TIMEOUT_S) as sock:
+        sock.sendall(frames)  # all at once: the broker reads them together
+        while len(answers) < len(calls):
+            data = sock.recv(65536)
+            assert data, "the broker closed the connection"
+            decoder.receive_data(data)
+            while (frame := decoder.next_frame()) is not None:
+                key, version, _ = calls[len(answers)]
+                answers.append(rpc.decode_response(key, version, frame))
+    assert [header.correlation_id for header, _ in answers] == [100, 101, 102, 103]
+    assert answers[2][1].topics[0].name == "piped"
+
+
+def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory()
+    client = ProtocolClient(*broker.address, timeout_s=TIMEOUT_S)
+    client.request(ApiKey.METADATA, 4, MetadataRequest(topics=[MetadataRequestTopic(name="lp")]))
+    fetch = FetchRequest(
+        max_wait_ms=20_000,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        topics=[
+            FetchTopic(
+                topic="lp",
+                partitions=[
+                    FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
+                ],
+            )
+        ],
+    )
+    answered: list[object] = []
+    waiting = threading.Thread(
+        target=lambda: answered.append(client.request(ApiKey.FETCH, 11, fetch))
+    )
+    waiting.start()
+    time.sleep(0.5)  # the fetch is parked, waiting for data
+    started = time.monotonic()
+    broker.stop()  # SIGTERM; insists on exit code 0
+    waiting.join(TIMEOUT_S)
+    client.close()
+    assert len(answered) == 1, "the in-flight fetch got no answer"
+    assert time.monotonic() - started < 10, "shutdown waited out the long poll"
+    (topic,) = answered[0].responses  # type: ignore[attr-defined]
+    assert topic.partitions[0].error_code == 0
+    assert topic.partitions[0].high_watermark == 0

@@ -40,6 +40,14 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "log.flush.scheduler.interval.ms": "1000",
     "producer.id.expiration.ms": "86400000",
     "cluster.id": None,
+    "group.min.session.timeout.ms": "6000",
+    "group.max.session.timeout.ms": "1800000",
+    "group.initial.rebalance.delay.ms": "3000",
+    "offsets.topic.num.partitions": "50",
+    "offsets.retention.minutes": "10080",
+    "offsets.retention.check.interval.ms": "600000",
+    "offset.metadata.max.bytes": "4096",
+    "log.cleaner.backoff.ms": "15000",
 }
 
 
@@ -59,6 +67,14 @@ class BrokerConfig:
     log_flush_scheduler_interval_ms: int = 1000
     producer_id_expiration_ms: int = 86400000
     cluster_id: str | None = None
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    group_initial_rebalance_delay_ms: int = 3000
+    offsets_topic_num_partitions: int = 50
+    offsets_retention_ms: int = 10080 * 60_000
+    offsets_retention_check_interval_ms: int = 600000
+    offset_metadata_max_bytes: int = 4096
+    log_cleaner_backoff_ms: int = 15000
     log: LogConfig = field(default_factory=LogConfig)
     properties: Mapping[str, str] = field(default_factory=dict)  # as given, for DescribeConfigs
 
@@ -145,6 +161,18 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         log_flush_scheduler_interval_ms=_int(properties, "log.flush.scheduler.interval.ms", 1),
         producer_id_expiration_ms=_int(properties, "producer.id.expiration.ms", 1),
         cluster_id=cluster_id,
+        group_min_session_timeout_ms=_int(properties, "group.min.session.timeout.ms", 0, 2**31 - 1),
+        group_max_session_timeout_ms=_int(properties, "group.max.session.timeout.ms", 0, 2**31 - 1),
+        group_initial_rebalance_delay_ms=_int(
+            properties, "group.initial.rebalance.delay.ms", 0, 2**31 - 1
+        ),
+        offsets_topic_num_partitions=_int(properties, "offsets.topic.num.partitions", 1, 10_000),
+        offsets_retention_ms=_int(properties, "offsets.retention.minutes", 1, 2**31 - 1) * 60_000,
+        offsets_retention_check_interval_ms=_int(
+            properties, "offsets.retention.check.interval.ms", 1
+        ),
+        offset_metadata_max_bytes=_int(properties, "offset.metadata.max.bytes", 0, 2**31 - 1),
+        log_cleaner_backoff_ms=_int(properties, "log.cleaner.backoff.ms", 1),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -163,17 +163,24 @@ def test_api_versions(broker, version):
 
 
 @pytest.mark.parametrize("version", [0, 1, 3])
-def test_find_coordinator_is_not_available_yet(broker, version):
+def test_find_coordinator_names_this_broker(broker, version):
     request = FindCoordinatorRequest(key="group", key_type=0)
     response = broker.call(ApiKey.FIND_COORDINATOR, version, request)
-    assert response.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    assert response.node_id == -1
+    assert response.error_code == ErrorCode.NONE
+    assert (response.node_id, response.host, response.port) == (0, "localhost", 9092)
+    assert broker.ctx.topics.topic("__consumer_offsets") is not None  # created on first use
 
 
 def test_find_coordinator_v4_answers_every_key(broker):
     request = FindCoordinatorRequest(key_type=0, coordinator_keys=["g1", "g2"])
     response = broker.call(ApiKey.FIND_COORDINATOR, 4, request)
     assert [(c.key, c.error_code, c.node_id) for c in response.coordinators] == [
-        ("g1", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1),
-        ("g2", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1),
+        ("g1", ErrorCode.NONE, 0),
+        ("g2", ErrorCode.NONE, 0),
     ]
+
+
+def test_find_coordinator_refuses_transaction_keys(broker):
+    request = FindCoordinatorRequest(key_type=1, coordinator_keys=["txn"])
+    response = broker.call(ApiKey.FIND_COORDINATOR, 4, request)
+    assert [c.error_code for c in response.coordinators] == [ErrorCode.COORDINATOR_NOT_AVAILABLE]

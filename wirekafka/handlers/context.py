@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 
 from wirekafka.config import BrokerConfig
+from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
+from wirekafka.groups.offset_store import OffsetStore
 from wirekafka.handlers.appends import AppendWatch
+from wirekafka.handlers.group_runtime import GroupRuntime
+from wirekafka.handlers.offsets_log import OffsetsLog
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
 from wirekafka.handlers.topics import TopicManager
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
@@ -41,6 +46,7 @@ class BrokerContext:
     producer_states: ProducerStates
     cluster_id: str
     endpoint: BrokerEndpoint
+    groups: GroupRuntime
     appends: AppendWatch = field(default_factory=AppendWatch)
 
 
@@ -62,6 +68,21 @@ def open_broker_context(
     logs.startup(config.cluster_id)
     topics = TopicManager(config, metadata, logs)
     topics.adopt_partition_dirs()
+    groups = GroupRuntime(
+        GroupCoordinator(
+            CoordinatorConfig(
+                min_session_timeout_ms=config.group_min_session_timeout_ms,
+                max_session_timeout_ms=config.group_max_session_timeout_ms,
+                initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            )
+        ),
+        OffsetStore(),
+        OffsetsLog(topics, config.offsets_topic_num_partitions, clock),
+        clock,
+        offsets_retention_ms=config.offsets_retention_ms,
+        offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+    )
+    groups.load()
     return BrokerContext(
         config=config,
         clock=clock,
@@ -71,4 +92,10 @@ def open_broker_context(
         producer_states=ProducerStates(clock, config.producer_id_expiration_ms),
         cluster_id=logs.cluster_id,
         endpoint=endpoint,
+        groups=groups,
     )
+
+
+# The address of the client whose request is being handled ("/127.0.0.1", as Kafka
+# shows it); set by the server for each connection, read where Kafka reports it.
+client_host: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")

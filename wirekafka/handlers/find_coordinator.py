@@ -1,8 +1,4 @@
-"""FindCoordinator: until the group coordinator is served, no broker coordinates.
-
-COORDINATOR_NOT_AVAILABLE is retriable: group clients wait and ask again,
-and clients that assign partitions themselves carry on.
-"""
+"""FindCoordinator: this broker coordinates every group (transactions are not served)."""
 
 from __future__ import annotations
 
@@ -16,22 +12,43 @@ from wirekafka.protocol.messages.find_coordinator import (
 from wirekafka.protocol.rpc import Request
 
 FIRST_BATCHED_VERSION = 4
-_MESSAGE = "the group coordinator is not served by this broker yet"
+KEY_TYPE_GROUP = 0
+
+
+def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
+    if key_type != KEY_TYPE_GROUP:
+        return Coordinator(
+            key=key, node_id=-1, host="", port=-1,
+            error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            error_message="transactions are not supported by this broker",
+        )  # fmt: skip
+    if not key:
+        return Coordinator(
+            key=key, node_id=-1, host="", port=-1,
+            error_code=ErrorCode.INVALID_GROUP_ID, error_message="the group id is empty",
+        )  # fmt: skip
+    ctx.groups.offsets_log.ensure_topic()
+    endpoint = ctx.endpoint
+    return Coordinator(
+        key=key, node_id=endpoint.node_id, host=endpoint.host, port=endpoint.port,
+        error_code=ErrorCode.NONE, error_message=None,
+    )  # fmt: skip
 
 
 async def handle_find_coordinator(ctx: BrokerContext, request: Request) -> FindCoordinatorResponse:
     body: FindCoordinatorRequest = request.body
-    code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    key_type = body.key_type if request.version >= 1 else KEY_TYPE_GROUP
     if request.version >= FIRST_BATCHED_VERSION:
         return FindCoordinatorResponse(
             throttle_time_ms=0,
-            coordinators=[
-                Coordinator(
-                    key=key, node_id=-1, host="", port=-1, error_code=code, error_message=_MESSAGE
-                )
-                for key in body.coordinator_keys
-            ],
+            coordinators=[_find(ctx, k, key_type) for k in body.coordinator_keys],
         )
+    found = _find(ctx, body.key, key_type)
     return FindCoordinatorResponse(
-        throttle_time_ms=0, error_code=code, error_message=_MESSAGE, node_id=-1, host="", port=-1
+        throttle_time_ms=0,
+        error_code=found.error_code,
+        error_message=found.error_message,
+        node_id=found.node_id,
+        host=found.host,
+        port=found.port,
     )

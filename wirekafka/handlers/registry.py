@@ -8,16 +8,25 @@ from typing import Any
 from wirekafka.handlers.api_versions import handle_api_versions
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.handlers.create_topics import handle_create_topics
+from wirekafka.handlers.delete_groups import handle_delete_groups
 from wirekafka.handlers.delete_records import handle_delete_records
 from wirekafka.handlers.delete_topics import handle_delete_topics
 from wirekafka.handlers.describe_configs import handle_describe_configs
+from wirekafka.handlers.describe_groups import handle_describe_groups
 from wirekafka.handlers.fetch import handle_fetch
 from wirekafka.handlers.find_coordinator import handle_find_coordinator
+from wirekafka.handlers.heartbeat import handle_heartbeat
 from wirekafka.handlers.init_producer_id import handle_init_producer_id
+from wirekafka.handlers.join_group import handle_join_group
+from wirekafka.handlers.leave_group import handle_leave_group
+from wirekafka.handlers.list_groups import handle_list_groups
 from wirekafka.handlers.list_offsets import handle_list_offsets
 from wirekafka.handlers.metadata import handle_metadata
+from wirekafka.handlers.offset_commit import handle_offset_commit
+from wirekafka.handlers.offset_fetch import handle_offset_fetch
 from wirekafka.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
 from wirekafka.handlers.produce import handle_produce
+from wirekafka.handlers.sync_group import handle_sync_group
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.rpc import Request
 
@@ -29,7 +38,15 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.FETCH: handle_fetch,
     ApiKey.LIST_OFFSETS: handle_list_offsets,
     ApiKey.METADATA: handle_metadata,
+    ApiKey.OFFSET_COMMIT: handle_offset_commit,
+    ApiKey.OFFSET_FETCH: handle_offset_fetch,
     ApiKey.FIND_COORDINATOR: handle_find_coordinator,
+    ApiKey.JOIN_GROUP: handle_join_group,
+    ApiKey.HEARTBEAT: handle_heartbeat,
+    ApiKey.LEAVE_GROUP: handle_leave_group,
+    ApiKey.SYNC_GROUP: handle_sync_group,
+    ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
+    ApiKey.LIST_GROUPS: handle_list_groups,
     ApiKey.API_VERSIONS: handle_api_versions,
     ApiKey.CREATE_TOPICS: handle_create_topics,
     ApiKey.DELETE_TOPICS: handle_delete_topics,
@@ -37,4 +54,5 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
     ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
+    ApiKey.DELETE_GROUPS: handle_delete_groups,
 }

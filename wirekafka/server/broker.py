@@ -17,6 +17,8 @@ from wirekafka.config import BrokerConfig
 from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.listeners import Listener
 from wirekafka.server.connection import serve_connection
+from wirekafka.storage.cleaner import clean_log
+from wirekafka.storage.log import StorageError
 
 log = logging.getLogger("wirekafka.server")
 
@@ -96,6 +98,8 @@ class Broker:
                 accept_scope = trio.CancelScope()
                 nursery.start_soon(self._accept, opened, nursery, accept_scope)
                 nursery.start_soon(self._maintain)
+                nursery.start_soon(self.context.groups.run_timers)
+                nursery.start_soon(self._compact)
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")
@@ -155,10 +159,28 @@ class Broker:
         )
         logs = self.context.logs
         next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+        offsets_every = config.offsets_retention_check_interval_ms / 1000
+        next_offsets_expiry = trio.current_time() + offsets_every
         while True:
             await trio.sleep(period)
             await trio.to_thread.run_sync(logs.run_maintenance)
             self.context.producer_states.expire()
+            if trio.current_time() >= next_offsets_expiry:
+                self.context.groups.expire_offsets()
+                next_offsets_expiry = trio.current_time() + offsets_every
             if trio.current_time() >= next_checkpoint:
                 await trio.to_thread.run_sync(logs.write_checkpoints)
                 next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+
+    async def _compact(self) -> None:
+        """Compact the logs of compacted topics (``__consumer_offsets``) in a worker
+        thread, every ``log.cleaner.backoff.ms``; appends carry on meanwhile."""
+        logs = self.context.logs
+        while True:
+            await trio.sleep(self.config.log_cleaner_backoff_ms / 1000)
+            for partition_log in logs.all_logs():
+                if partition_log.config.compact and len(partition_log.segments) > 1:
+                    try:
+                        await trio.to_thread.run_sync(clean_log, partition_log)
+                    except StorageError as exc:
+                        log.error("compaction of %r failed: %s", partition_log, exc)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import trio
 
 from wirekafka.handlers.api_versions import api_versions_response
-from wirekafka.handlers.context import BrokerContext, CloseConnection
+from wirekafka.handlers.context import BrokerContext, CloseConnection, client_host
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
@@ -78,6 +78,8 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
         peer = f"{address[0]}:{address[1]}"
     except OSError:
         peer = "an unknown peer"
+    else:
+        client_host.set(f"/{address[0]}")
     idle_seconds = (
         math.inf if config.connections_max_idle_ms < 0 else config.connections_max_idle_ms / 1000
     )

@@ -1,0 +1,558 @@
+"""The classic group coordinator, sans-IO.
+
+Calls take a request's fields and the current time and answer at once, or,
+for JoinGroup and SyncGroup, may hold the reply: the caller passes an opaque
+``reply_to`` token, and held replies come out later through :meth:`take_replies`
+after another call or :meth:`advance` completes the rebalance. Timers
+(session timeouts, rebalance timeouts, the initial rebalance delay) are
+deadlines the caller honours by calling :meth:`advance` at
+:meth:`next_deadline`. Nothing here blocks, sleeps or touches a socket.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass, field
+
+from wirekafka.groups.group import Group, Member
+from wirekafka.groups.state import GroupState
+from wirekafka.protocol.errors import ErrorCode
+
+NO_GENERATION = -1
+NO_MEMBER = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorConfig:
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedMember:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class JoinResult:
+    error: ErrorCode
+    member_id: str = NO_MEMBER
+    generation_id: int = NO_GENERATION
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str = NO_MEMBER
+    members: list[JoinedMember] = field(default_factory=list)  # the leader's answer only
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    error: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class JoinRequest:
+    group_id: str
+    member_id: str
+    group_instance_id: str | None
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    client_id: str = ""
+    client_host: str = ""
+    require_known_member_id: bool = True  # JoinGroup v4+
+
+
+class GroupCoordinator:
+    def __init__(self, config: CoordinatorConfig | None = None) -> None:
+        self.config = config or CoordinatorConfig()
+        self.groups: dict[str, Group] = {}
+        self._replies: list[tuple[object, JoinResult | SyncResult]] = []
+        self._ids = itertools.count()
+        self.stored: list[str] = []  # groups whose metadata changed: the caller persists them
+
+    # outputs
+
+    def take_replies(self) -> list[tuple[object, JoinResult | SyncResult]]:
+        replies, self._replies = self._replies, []
+        return replies
+
+    def take_stored(self) -> list[str]:
+        stored, self.stored = self.stored, []
+        return stored
+
+    def next_deadline(self) -> int | None:
+        deadlines = []
+        for group in self.groups.values():
+            if group.rebalance_deadline_ms is not None:
+                deadlines.append(group.rebalance_deadline_ms)
+            deadlines.extend(group.pending_members.values())
+            for member in group.members.values():
+                if member.join_reply is None and member.sync_reply is None:
+                    deadlines.append(member.heartbeat_deadline_ms)
+        return min(deadlines, default=None)
+
+    # JoinGroup
+
+    def join(self, request: JoinRequest, now_ms: int, reply_to: object) -> JoinResult | None:
+        """The answer now, or None when the reply is held until the rebalance completes."""
+        config = self.config
+        if not request.group_id:
+            return JoinResult(ErrorCode.INVALID_GROUP_ID)
+        if (
+            not config.min_session_timeout_ms
+            <= request.session_timeout_ms
+            <= config.max_session_timeout_ms
+        ):
+            return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT)
+        group = self.groups.get(request.group_id)
+        if group is None or group.state == GroupState.DEAD:
+            if request.member_id != NO_MEMBER and request.group_instance_id is None:
+                return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID)
+            group = self.groups[request.group_id] = Group(
+                request.group_id, state_timestamp_ms=now_ms
+            )
+        if not group.supports(request.protocol_type, [name for name, _ in request.protocols]):
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        if request.member_id == NO_MEMBER:
+            return self._join_new(group, request, now_ms, reply_to)
+        return self._join_known(group, request, now_ms, reply_to)
+
+    def _new_member_id(self, request: JoinRequest) -> str:
+        prefix = request.group_instance_id or request.client_id or "member"
+        return f"{prefix}-{uuid.uuid4()}"
+
+    def _join_new(
+        self, group: Group, request: JoinRequest, now_ms: int, reply_to: object
+    ) -> JoinResult | None:
+        instance = request.group_instance_id
+        if instance is not None and instance in group.static_members:
+            return self._replace_static(group, request, now_ms, reply_to)
+        member_id = self._new_member_id(request)
+        if instance is None and request.require_known_member_id:
+            # The client must come back with this id: a lost response leaves no ghost member.
+            group.pending_members[member_id] = now_ms + request.session_timeout_ms
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
+        self._add_member(group, member_id, request, now_ms, reply_to)
+        return None
+
+    def _replace_static(
+        self, group: Group, request: JoinRequest, now_ms: int, reply_to: object
+    ) -> JoinResult | None:
+        """A restarted static member takes its old place; the old id is fenced."""
+        assert request.group_instance_id is not None
+        old_id = group.static_members[request.group_instance_id]
+        old = group.members.get(old_id)
+        new_id = self._new_member_id(request)
+        if old is None:
+            del group.static_members[request.group_instance_id]
+            self._add_member(group, new_id, request, now_ms, reply_to)
+            return None
+        if old.join_reply is not None:
+            self._reply(old.join_reply, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
+        if old.sync_reply is not None:
+            self._reply(old.sync_reply, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+        del group.members[old_id]
+        old.member_id = new_id
+        old.join_reply = old.sync_reply = None
+        old.client_id, old.client_host = request.client_id, request.client_host
+        old.session_timeout_ms = request.session_timeout_ms
+        old.rebalance_timeout_ms = request.rebalance_timeout_ms
+        group.members[new_id] = old
+        group.static_members[request.group_instance_id] = new_id
+        if group.leader_id == old_id:
+            group.leader_id = new_id
+        old.heartbeat_deadline_ms = now_ms + old.session_timeout_ms
+        unchanged = (
+            old.protocols == request.protocols and old.protocol_type == request.protocol_type
+        )
+        if group.state == GroupState.STABLE and unchanged:
+            # No rebalance: it gets the current generation back and syncs its old assignment.
+            self.stored.append(group.group_id)
+            return self._join_result(group, old, leader_view=False)
+        old.protocols, old.protocol_type = list(request.protocols), request.protocol_type
+        old.join_reply = reply_to
+        self._rebalance(group, now_ms)
+        return None
+
+    def _add_member(
+        self, group: Group, member_id: str, request: JoinRequest, now_ms: int, reply_to: object
+    ) -> None:
+        member = Member(
+            member_id=member_id,
+            group_instance_id=request.group_instance_id,
+            client_id=request.client_id,
+            client_host=request.client_host,
+            session_timeout_ms=request.session_timeout_ms,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            protocol_type=request.protocol_type,
+            protocols=list(request.protocols),
+            join_reply=reply_to,
+            heartbeat_deadline_ms=now_ms + request.session_timeout_ms,
+        )
+        if not group.members:
+            group.protocol_type = request.protocol_type
+        group.members[member_id] = member
+        group.pending_members.pop(member_id, None)
+        if request.group_instance_id is not None:
+            group.static_members[request.group_instance_id] = member_id
+        if group.state == GroupState.PREPARING_REBALANCE and group.initial_delay_ms:
+            # A new group's first rebalance waits a little longer for each newcomer.
+            limit = group.rebalance_started_ms + request.rebalance_timeout_ms
+            group.rebalance_deadline_ms = min(now_ms + group.initial_delay_ms, max(limit, now_ms))
+        self._rebalance(group, now_ms)
+
+    def _join_known(
+        self, group: Group, request: JoinRequest, now_ms: int, reply_to: object
+    ) -> JoinResult | None:
+        member_id = request.member_id
+        if member_id in group.pending_members:
+            self._add_member(group, member_id, request, now_ms, reply_to)
+            return None
+        member = group.members.get(member_id)
+        fenced = self._fenced(group, member_id, request.group_instance_id)
+        if fenced is not None:
+            return JoinResult(fenced, member_id=member_id)
+        if member is None:
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
+        if member.join_reply is not None:  # a retried join replaces the waiting one
+            self._reply(
+                member.join_reply, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
+            )
+        unchanged = member.protocols == request.protocols
+        member.session_timeout_ms = request.session_timeout_ms
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        if group.state == GroupState.COMPLETING_REBALANCE and unchanged:
+            return self._join_result(group, member, leader_view=member_id == group.leader_id)
+        if group.state == GroupState.STABLE and unchanged and member_id != group.leader_id:
+            return self._join_result(group, member, leader_view=False)
+        member.protocols = list(request.protocols)
+        member.join_reply = reply_to
+        self._rebalance(group, now_ms)
+        return None
+
+    def _fenced(self, group: Group, member_id: str, instance: str | None) -> ErrorCode | None:
+        if instance is None:
+            return None
+        known = group.static_members.get(instance)
+        if known is not None and known != member_id:
+            return ErrorCode.FENCED_INSTANCE_ID
+        return None
+
+    # rebalancing
+
+    def _rebalance(self, group: Group, now_ms: int) -> None:
+        """Enter (or stay in) PreparingRebalance and complete the join when all are in."""
+        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            for member in group.members.values():
+                if member.sync_reply is not None:
+                    self._reply(member.sync_reply, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+                    member.sync_reply = None
+            group.transition(GroupState.PREPARING_REBALANCE, now_ms)
+            group.initial_delay_ms = 0
+            group.rebalance_started_ms = now_ms
+            group.rebalance_deadline_ms = now_ms + self._rebalance_timeout(group)
+        elif group.state == GroupState.EMPTY:
+            group.transition(GroupState.PREPARING_REBALANCE, now_ms)
+            group.rebalance_started_ms = now_ms
+            delay = self.config.initial_rebalance_delay_ms
+            if delay > 0:  # wait for more members before the first assignment
+                group.initial_delay_ms = delay
+                group.rebalance_deadline_ms = now_ms + min(delay, self._rebalance_timeout(group))
+                return
+            group.initial_delay_ms = 0
+            group.rebalance_deadline_ms = now_ms + self._rebalance_timeout(group)
+        if (
+            group.state == GroupState.PREPARING_REBALANCE
+            and not group.initial_delay_ms
+            and group.all_joined()
+        ):
+            self._complete_join(group, now_ms)
+
+    def _rebalance_timeout(self, group: Group) -> int:
+        return max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
+
+    def _complete_join(self, group: Group, now_ms: int) -> None:
+        for member in [m for m in group.members.values() if m.join_reply is None]:
+            self._remove(group, member)
+        group.pending_members.clear()
+        group.rebalance_deadline_ms = None
+        group.initial_delay_ms = 0
+        group.generation_id += 1
+        if not group.members:
+            group.protocol_name = None
+            group.protocol_type = None
+            group.leader_id = None
+            group.transition(GroupState.EMPTY, now_ms)
+            self.stored.append(group.group_id)
+            return
+        group.protocol_name = group.select_protocol()
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members))
+        group.transition(GroupState.COMPLETING_REBALANCE, now_ms)
+        for member in group.members.values():
+            member.assignment = b""
+            reply, member.join_reply = member.join_reply, None
+            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+            self._reply(
+                reply,
+                self._join_result(group, member, leader_view=member.member_id == group.leader_id),
+            )
+
+    def _join_result(self, group: Group, member: Member, *, leader_view: bool) -> JoinResult:
+        assert group.protocol_name is not None and group.leader_id is not None
+        members = []
+        if leader_view:
+            members = [
+                JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+                for m in group.members.values()
+            ]
+        return JoinResult(
+            ErrorCode.NONE,
+            member_id=member.member_id,
+            generation_id=group.generation_id,
+            protocol_type=group.protocol_type,
+            protocol_name=group.protocol_name,
+            leader_id=group.leader_id,
+            members=members,
+        )
+
+    def _remove(self, group: Group, member: Member) -> None:
+        del group.members[member.member_id]
+        if (
+            member.group_instance_id is not None
+            and group.static_members.get(member.group_instance_id) == member.member_id
+        ):
+            del group.static_members[member.group_instance_id]
+        if member.join_reply is not None:
+            self._reply(
+                member.join_reply,
+                JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member.member_id),
+            )
+        if member.sync_reply is not None:
+            self._reply(member.sync_reply, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        member.join_reply = member.sync_reply = None
+
+    def _member_gone(self, group: Group, member: Member, now_ms: int) -> None:
+        """A member left or timed out: the others rebalance without it."""
+        self._remove(group, member)
+        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._rebalance(group, now_ms)
+        elif group.state == GroupState.PREPARING_REBALANCE and (
+            (not group.members and not group.pending_members)
+            or (group.all_joined() and not group.initial_delay_ms)
+        ):
+            self._complete_join(group, now_ms)
+
+    def _reply(self, reply_to: object, result: JoinResult | SyncResult) -> None:
+        self._replies.append((reply_to, result))
+
+    # SyncGroup
+
+    def sync(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        assignments: dict[str, bytes],
+        now_ms: int,
+        reply_to: object,
+    ) -> SyncResult | None:
+        group = self.groups.get(group_id)
+        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        fenced = self._fenced(group, member_id, group_instance_id)
+        if fenced is not None:
+            return SyncResult(fenced)
+        member = group.members.get(member_id)
+        if member is None:
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        if generation_id != group.generation_id:
+            return SyncResult(ErrorCode.ILLEGAL_GENERATION)
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+            protocol_name is not None and protocol_name != group.protocol_name
+        ):
+            return SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        if group.state == GroupState.PREPARING_REBALANCE:
+            return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        if group.state == GroupState.STABLE:
+            return self._sync_result(group, member)
+        # CompletingRebalance: wait for the leader's assignment
+        if member.sync_reply is not None:
+            self._reply(member.sync_reply, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        member.sync_reply = reply_to
+        if member_id == group.leader_id:
+            for each in group.members.values():
+                each.assignment = assignments.get(each.member_id, b"")
+            group.transition(GroupState.STABLE, now_ms)
+            self.stored.append(group.group_id)
+            for each in group.members.values():
+                reply, each.sync_reply = each.sync_reply, None
+                each.heartbeat_deadline_ms = now_ms + each.session_timeout_ms
+                if reply is not None:
+                    self._reply(reply, self._sync_result(group, each))
+        return None
+
+    def _sync_result(self, group: Group, member: Member) -> SyncResult:
+        return SyncResult(
+            ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment
+        )
+
+    # Heartbeat, LeaveGroup
+
+    def heartbeat(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        now_ms: int,
+    ) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        fenced = self._fenced(group, member_id, group_instance_id)
+        if fenced is not None:
+            return fenced
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        if group.state == GroupState.PREPARING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def leave(
+        self, group_id: str, member_id: str, group_instance_id: str | None, now_ms: int
+    ) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None or group.state == GroupState.DEAD:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_id == NO_MEMBER and group_instance_id is not None:
+            member_id = group.static_members.get(group_instance_id, NO_MEMBER)
+        fenced = self._fenced(group, member_id, group_instance_id)
+        if fenced is not None:
+            return fenced
+        if member_id in group.pending_members:
+            del group.pending_members[member_id]
+            if (
+                group.state == GroupState.PREPARING_REBALANCE
+                and group.all_joined()
+                and not group.initial_delay_ms
+            ):
+                self._complete_join(group, now_ms)
+            return ErrorCode.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        self._member_gone(group, member, now_ms)
+        return ErrorCode.NONE
+
+    # offsets
+
+    def check_commit(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        now_ms: int,
+    ) -> ErrorCode:
+        """Whether an OffsetCommit may store offsets for this group."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        group = self.groups.get(group_id)
+        if generation_id < 0 and member_id == NO_MEMBER:
+            # a simple consumer (or pykafka) storing offsets outside group membership
+            if group is None or group.state == GroupState.DEAD:
+                self.groups[group_id] = Group(group_id, state_timestamp_ms=now_ms)
+                return ErrorCode.NONE
+            return (
+                ErrorCode.NONE if group.state == GroupState.EMPTY else ErrorCode.UNKNOWN_MEMBER_ID
+            )
+        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return (
+                ErrorCode.UNKNOWN_MEMBER_ID
+                if group is not None or member_id
+                else ErrorCode.ILLEGAL_GENERATION
+            )
+        fenced = self._fenced(group, member_id, group_instance_id)
+        if fenced is not None:
+            return fenced
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        if group.state == GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        return ErrorCode.NONE
+
+    # admin
+
+    def delete(self, group_id: str, now_ms: int) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None or group.state == GroupState.DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group.state != GroupState.EMPTY:
+            return ErrorCode.NON_EMPTY_GROUP
+        group.transition(GroupState.DEAD, now_ms)
+        del self.groups[group_id]
+        return ErrorCode.NONE
+
+    def restore(
+        self, group_id: str, generation_id: int, protocol_type: str | None, now_ms: int
+    ) -> None:
+        """A group read back from ``__consumer_offsets``: Empty, at its last generation.
+
+        Members are not restored; they learn UNKNOWN_MEMBER_ID and join again.
+        """
+        self.groups[group_id] = Group(
+            group_id,
+            generation_id=generation_id,
+            protocol_type=protocol_type,
+            state_timestamp_ms=now_ms,
+        )
+
+    # time
+
+    def advance(self, now_ms: int) -> None:
+        """Expire sessions, pending member ids and rebalance timeouts due by ``now_ms``."""
+        for group in list(self.groups.values()):
+            for member_id, deadline in list(group.pending_members.items()):
+                if deadline <= now_ms:
+                    del group.pending_members[member_id]
+            if (
+                group.rebalance_deadline_ms is not None
+                and group.rebalance_deadline_ms <= now_ms
+                and group.state == GroupState.PREPARING_REBALANCE
+            ):
+                self._complete_join(group, now_ms)
+            for member in list(group.members.values()):
+                if member.member_id not in group.members:
+                    continue
+                waiting = member.join_reply is not None or member.sync_reply is not None
+                if not waiting and member.heartbeat_deadline_ms <= now_ms:
+                    self._member_gone(group, member, now_ms)
+            if (
+                group.state == GroupState.PREPARING_REBALANCE
+                and not group.initial_delay_ms
+                and group.members
+                and group.all_joined()
+            ):
+                self._complete_join(group, now_ms)

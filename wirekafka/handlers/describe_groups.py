@@ -1,0 +1,50 @@
+"""DescribeGroups: state, protocol and members of groups."""
+
+from __future__ import annotations
+
+from wirekafka.groups.state import GroupState
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.describe_groups import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+from wirekafka.protocol.rpc import Request
+
+
+def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
+    group = ctx.groups.coordinator.groups.get(group_id)
+    if group is None:
+        return DescribedGroup(
+            error_code=ErrorCode.NONE, group_id=group_id, group_state=GroupState.DEAD.value,
+            protocol_type="", protocol_data="",
+        )  # fmt: skip
+    stable = group.state == GroupState.STABLE
+    protocol = group.protocol_name
+    return DescribedGroup(
+        error_code=ErrorCode.NONE,
+        group_id=group_id,
+        group_state=group.state.value,
+        protocol_type=group.protocol_type or "",
+        protocol_data=(protocol or "") if stable else "",
+        members=[
+            DescribedGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata_for(protocol) if stable and protocol else b"",
+                member_assignment=m.assignment if stable else b"",
+            )
+            for m in group.members.values()
+        ],
+    )
+
+
+async def handle_describe_groups(ctx: BrokerContext, request: Request) -> DescribeGroupsResponse:
+    body: DescribeGroupsRequest = request.body
+    return DescribeGroupsResponse(
+        throttle_time_ms=0, groups=[_describe(ctx, group_id) for group_id in body.groups]
+    )

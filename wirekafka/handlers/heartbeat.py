@@ -1,0 +1,16 @@
+"""Heartbeat: keeps a member's session alive; tells it when to rejoin."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from wirekafka.protocol.rpc import Request
+
+
+async def handle_heartbeat(ctx: BrokerContext, request: Request) -> HeartbeatResponse:
+    body: HeartbeatRequest = request.body
+    error = ctx.groups.coordinator.heartbeat(
+        body.group_id, body.generation_id, body.member_id, body.group_instance_id, ctx.clock()
+    )
+    ctx.groups.deliver()
+    return HeartbeatResponse(throttle_time_ms=0, error_code=error)

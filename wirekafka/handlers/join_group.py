@@ -1,0 +1,54 @@
+"""JoinGroup: members (re)join; the reply waits until the rebalance completes."""
+
+from __future__ import annotations
+
+from wirekafka.groups.coordinator import JoinRequest, JoinResult
+from wirekafka.handlers.context import BrokerContext, client_host
+from wirekafka.protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+)
+from wirekafka.protocol.rpc import Request
+
+FIRST_MEMBER_ID_REQUIRED_VERSION = 4
+
+
+def join_response(result: JoinResult) -> JoinGroupResponse:
+    return JoinGroupResponse(
+        throttle_time_ms=0,
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        leader=result.leader_id,
+        member_id=result.member_id,
+        members=[
+            JoinGroupResponseMember(
+                member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata
+            )
+            for m in result.members
+        ],
+    )
+
+
+async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupResponse:
+    body: JoinGroupRequest = request.body
+    joining = JoinRequest(
+        group_id=body.group_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        session_timeout_ms=body.session_timeout_ms,
+        # v0 has no rebalance timeout: Kafka uses the session timeout
+        rebalance_timeout_ms=(
+            body.rebalance_timeout_ms if request.version >= 1 else body.session_timeout_ms
+        ),
+        protocol_type=body.protocol_type,
+        protocols=[(p.name, bytes(p.metadata)) for p in body.protocols],
+        client_id=request.header.client_id or "",
+        client_host=client_host.get(),
+        require_known_member_id=request.version >= FIRST_MEMBER_ID_REQUIRED_VERSION,
+    )
+    groups = ctx.groups
+    result = await groups.held(lambda reply: groups.coordinator.join(joining, ctx.clock(), reply))
+    return join_response(result)

@@ -1,0 +1,34 @@
+"""LeaveGroup: one member (v0-v2) or several (v3+) leave; the rest rebalance."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.leave_group import (
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    MemberResponse,
+)
+from wirekafka.protocol.rpc import Request
+
+FIRST_BATCH_VERSION = 3
+
+
+async def handle_leave_group(ctx: BrokerContext, request: Request) -> LeaveGroupResponse:
+    body: LeaveGroupRequest = request.body
+    coordinator = ctx.groups.coordinator
+    now = ctx.clock()
+    if request.version < FIRST_BATCH_VERSION:
+        error = coordinator.leave(body.group_id, body.member_id, None, now)
+        ctx.groups.deliver()
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=error)
+    results = [
+        MemberResponse(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            error_code=coordinator.leave(body.group_id, m.member_id, m.group_instance_id, now),
+        )
+        for m in body.members
+    ]
+    ctx.groups.deliver()
+    return LeaveGroupResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, members=results)

@@ -1,0 +1,33 @@
+"""SyncGroup: the leader hands in the assignment; every member gets its part."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from wirekafka.protocol.rpc import Request
+
+
+async def handle_sync_group(ctx: BrokerContext, request: Request) -> SyncGroupResponse:
+    body: SyncGroupRequest = request.body
+    groups = ctx.groups
+    assignments = {a.member_id: bytes(a.assignment) for a in body.assignments}
+    result = await groups.held(
+        lambda reply: groups.coordinator.sync(
+            body.group_id,
+            body.generation_id,
+            body.member_id,
+            body.group_instance_id,
+            body.protocol_type,
+            body.protocol_name,
+            assignments,
+            ctx.clock(),
+            reply,
+        )
+    )
+    return SyncGroupResponse(
+        throttle_time_ms=0,
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+    )

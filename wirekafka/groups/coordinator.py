@@ -256,6 +256,8 @@ class GroupCoordinator:
                 if member.sync_reply is not None:
                     self._reply(member.sync_reply, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
                     member.sync_reply = None
+                    # its session restarts now: it was waiting, not silent
+                    member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
             group.transition(GroupState.PREPARING_REBALANCE, now_ms)
             group.initial_delay_ms = 0
             group.rebalance_started_ms = now_ms
@@ -327,6 +329,8 @@ class GroupCoordinator:
 
     def _remove(self, group: Group, member: Member) -> None:
         del group.members[member.member_id]
+        if group.leader_id == member.member_id:  # the next member to have joined leads
+            group.leader_id = next(iter(group.members), None)
         if (
             member.group_instance_id is not None
             and group.static_members.get(member.group_instance_id) == member.member_id

@@ -101,6 +101,9 @@ class GroupRuntime:
                 self.coordinator.restore(
                     group_id, metadata.generation, metadata.protocol_type or None, now
                 )
+        for group_id in self.offsets.groups():  # offsets alone: an Empty group, as Kafka loads it
+            if group_id not in self.coordinator.groups:
+                self.coordinator.restore(group_id, 0, None, now)
         if offsets or generations:
             log.info(
                 "loaded %d groups and the offsets of %d from %s",

@@ -12,15 +12,19 @@ from wirekafka.protocol.messages.join_group import (
 from wirekafka.protocol.rpc import Request
 
 FIRST_MEMBER_ID_REQUIRED_VERSION = 4
+FIRST_NULLABLE_PROTOCOL_VERSION = 7
 
 
-def join_response(result: JoinResult) -> JoinGroupResponse:
+def join_response(result: JoinResult, version: int) -> JoinGroupResponse:
+    protocol_name = result.protocol_name
+    if protocol_name is None and version < FIRST_NULLABLE_PROTOCOL_VERSION:
+        protocol_name = ""  # an error reply before v7 names no protocol with an empty string
     return JoinGroupResponse(
         throttle_time_ms=0,
         error_code=result.error,
         generation_id=result.generation_id,
         protocol_type=result.protocol_type,
-        protocol_name=result.protocol_name,
+        protocol_name=protocol_name,
         leader=result.leader_id,
         member_id=result.member_id,
         members=[
@@ -51,4 +55,4 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
     )
     groups = ctx.groups
     result = await groups.held(lambda reply: groups.coordinator.join(joining, ctx.clock(), reply))
-    return join_response(result)
+    return join_response(result, request.version)

@@ -69,7 +69,8 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
             if len(metadata.encode()) > groups.offset_metadata_max_bytes:
                 errors[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 continue
-            if ctx.topics.topic(topic.name) is None:
+            known = ctx.topics.topic(topic.name)
+            if known is None or not 0 <= partition.partition_index < known.partitions:
                 errors[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             timestamp = now

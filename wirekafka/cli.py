@@ -22,7 +22,9 @@ from wirekafka.storage.cluster_metadata import ClusterMetadataError
 from wirekafka.storage.config import ConfigError
 from wirekafka.storage.log_manager import LogDirError
 from wirekafka.storage.meta_properties import MetaPropertiesError
+from wirekafka.zk.session import ZooKeeperError
 
+STARTUP_ERRORS = (LogDirError, MetaPropertiesError, ClusterMetadataError, ZooKeeperError, OSError)
 EXIT_CONFIG_ERROR = 2
 EXIT_STARTUP_ERROR = 1
 
@@ -78,12 +80,25 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"wirekafka: config error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    # kazoo reports every failed connection attempt; the broker logs what matters
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
     try:
         trio.run(_serve, config)
-    except (LogDirError, MetaPropertiesError, ClusterMetadataError, OSError) as exc:
+    except STARTUP_ERRORS as exc:
         print(f"wirekafka: cannot start: {exc}", file=sys.stderr)
         return EXIT_STARTUP_ERROR
+    except BaseExceptionGroup as group:  # raised inside the server's nursery
+        startup = group.subgroup(STARTUP_ERRORS)
+        if startup is None:
+            raise
+        print(f"wirekafka: cannot start: {_first_leaf(startup)}", file=sys.stderr)
+        return EXIT_STARTUP_ERROR
     return 0
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 if __name__ == "__main__":

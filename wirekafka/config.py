@@ -48,6 +48,9 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "offsets.retention.check.interval.ms": "600000",
     "offset.metadata.max.bytes": "4096",
     "log.cleaner.backoff.ms": "15000",
+    "zookeeper.connect": None,
+    "zookeeper.session.timeout.ms": "18000",
+    "zookeeper.connection.timeout.ms": None,
 }
 
 
@@ -75,6 +78,9 @@ class BrokerConfig:
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = 4096
     log_cleaner_backoff_ms: int = 15000
+    zookeeper_connect: str | None = None  # None: the embedded default, no ZooKeeper
+    zookeeper_session_timeout_ms: int = 18000
+    zookeeper_connection_timeout_ms: int = 18000
     log: LogConfig = field(default_factory=LogConfig)
     properties: Mapping[str, str] = field(default_factory=dict)  # as given, for DescribeConfigs
 
@@ -146,6 +152,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
     if not log_dirs:
         raise ConfigError(f"log.dirs={dirs_text!r}: names no directory")
     cluster_id = properties.get("cluster.id") or None
+    session_timeout = _int(properties, "zookeeper.session.timeout.ms", 1, 2**31 - 1)
     return BrokerConfig(
         broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
         listeners=listeners,
@@ -173,6 +180,13 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         ),
         offset_metadata_max_bytes=_int(properties, "offset.metadata.max.bytes", 0, 2**31 - 1),
         log_cleaner_backoff_ms=_int(properties, "log.cleaner.backoff.ms", 1),
+        zookeeper_connect=properties.get("zookeeper.connect") or None,
+        zookeeper_session_timeout_ms=session_timeout,
+        zookeeper_connection_timeout_ms=(
+            _int(properties, "zookeeper.connection.timeout.ms", 1, 2**31 - 1)
+            if properties.get("zookeeper.connection.timeout.ms")
+            else session_timeout
+        ),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -7,6 +7,7 @@ the checkpoints and the clean-shutdown marker.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from wirekafka.listeners import Listener
 from wirekafka.server.connection import serve_connection
 from wirekafka.storage.cleaner import clean_log
 from wirekafka.storage.log import StorageError
+from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
+from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
 
 log = logging.getLogger("wirekafka.server")
 
@@ -80,13 +83,22 @@ class Broker:
     ) -> None:
         opened = await self._open_listeners()
         endpoint = self._endpoint(opened)
+        registry: BrokerRegistry | None = None
         try:
+            config = self.config
+            if config.zookeeper_connect:
+                registry, cluster_id = await trio.to_thread.run_sync(self._join_zookeeper, endpoint)
+                config = dataclasses.replace(config, cluster_id=cluster_id)
             self.context = await trio.to_thread.run_sync(
-                open_broker_context, self.config, self.clock, endpoint
+                open_broker_context, config, self.clock, endpoint
             )
+            if registry is not None:
+                await trio.to_thread.run_sync(registry.register)
         except BaseException:
             for _, sock in opened:
                 await sock.aclose()
+            if registry is not None:
+                await trio.to_thread.run_sync(leave_zookeeper, registry)
             raise
         logs = self.context.logs
         try:
@@ -113,8 +125,25 @@ class Broker:
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
+                if registry is not None:
+                    await trio.to_thread.run_sync(leave_zookeeper, registry)
                 await trio.to_thread.run_sync(logs.shutdown)
         log.info("stopped cleanly")
+
+    def _join_zookeeper(self, endpoint: BrokerEndpoint) -> tuple[BrokerRegistry, str]:
+        config = self.config
+        assert config.zookeeper_connect is not None
+        local = read_meta_properties(config.log_dirs[0])
+        return join_zookeeper(
+            config.zookeeper_connect,
+            session_timeout_ms=config.zookeeper_session_timeout_ms,
+            connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+            broker_id=config.broker_id,
+            host=endpoint.host,
+            port=endpoint.port,
+            proposed_cluster_id=config.cluster_id
+            or (local.cluster_id if local is not None else new_cluster_id()),
+        )
 
     async def _accept(
         self,

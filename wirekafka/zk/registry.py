@@ -1,0 +1,131 @@
+"""The broker's place in ZooKeeper: Kafka's persistent paths, the cluster id,
+and the ephemeral ``/brokers/ids/<broker.id>`` registration."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from wirekafka.zk.session import ZkSession, ZooKeeperError
+from wirekafka.zk.znodes import (
+    CLUSTER_ID_PATH,
+    BrokerRegistration,
+    ClusterId,
+    EndPoint,
+    broker_path,
+    decode_cluster_id,
+    encode_broker,
+    encode_cluster_id,
+    iter_persistent_paths,
+)
+
+log = logging.getLogger("wirekafka.zk")
+
+_POLL_SECONDS = 0.25
+
+
+class BrokerRegistry:
+    def __init__(self, session: ZkSession, broker_id: int, host: str, port: int) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self.host = host
+        self.port = port
+        self.path = broker_path(broker_id)
+
+    def ensure_paths(self) -> None:
+        """Kafka's persistent znodes (``/brokers/ids``, ``/brokers/topics``, ...)."""
+        client = self.session.client
+        for path in iter_persistent_paths():
+            client.ensure_path(path)
+
+    def cluster_id(self, proposed: str) -> str:
+        """The cluster's id from ``/cluster/id``; ``proposed`` becomes it if none is set."""
+        client = self.session.client
+        client.ensure_path("/cluster")
+        with contextlib.suppress(NodeExistsError):
+            client.create(CLUSTER_ID_PATH, encode_cluster_id(ClusterId(proposed)))
+        data, _ = client.get(CLUSTER_ID_PATH)
+        return decode_cluster_id(data).id
+
+    def _registration(self) -> bytes:
+        endpoint = EndPoint("PLAINTEXT", "PLAINTEXT", self.host, self.port)
+        return encode_broker(BrokerRegistration(endpoints=(endpoint,)))
+
+    def register(self) -> None:
+        """Create the ephemeral broker znode.
+
+        A node left by this broker's previous (killed) process goes when that
+        session expires, so a node owned by another session is waited out for
+        up to ``zookeeper.session.timeout.ms``; if it is still there, another
+        live broker has this id and startup stops.
+        """
+        client = self.session.client
+        data = self._registration()
+        deadline = time.monotonic() + self.session.session_timeout_ms / 1000 + 1
+        while True:
+            try:
+                client.create(self.path, data, ephemeral=True, makepath=True)
+                log.info("registered as %s at %s:%d", self.path, self.host, self.port)
+                return
+            except NodeExistsError:
+                try:
+                    _, stat = client.get(self.path)
+                except NoNodeError:
+                    continue
+                if stat.owner_session_id == client.client_id[0]:
+                    return  # ours already (a retried create)
+                if time.monotonic() >= deadline:
+                    raise ZooKeeperError(
+                        f"broker.id {self.broker_id} is already registered in ZooKeeper "
+                        f"({self.session.connect}{self.path}) by another live broker"
+                    ) from None
+                time.sleep(_POLL_SECONDS)
+
+    def deregister(self) -> None:
+        client = self.session.client
+        try:
+            _, stat = client.get(self.path)
+            if stat.owner_session_id == client.client_id[0]:
+                client.delete(self.path)
+        except NoNodeError:
+            pass
+
+
+def join_zookeeper(
+    connect: str,
+    *,
+    session_timeout_ms: int,
+    connection_timeout_ms: int,
+    broker_id: int,
+    host: str,
+    port: int,
+    proposed_cluster_id: str,
+) -> tuple[BrokerRegistry, str]:
+    """Connect, create Kafka's persistent paths, and agree on the cluster id.
+
+    The broker registers (:meth:`BrokerRegistry.register`) once its logs are
+    open, and again after every new session.
+    """
+    session = ZkSession(
+        connect, session_timeout_ms=session_timeout_ms, connection_timeout_ms=connection_timeout_ms
+    )
+    session.start()
+    try:
+        registry = BrokerRegistry(session, broker_id, host, port)
+        registry.ensure_paths()
+        cluster_id = registry.cluster_id(proposed_cluster_id)
+    except BaseException:
+        session.stop()
+        raise
+    session.on_new_session(registry.register)
+    return registry, cluster_id
+
+
+def leave_zookeeper(registry: BrokerRegistry) -> None:
+    try:
+        registry.deregister()
+    finally:
+        registry.session.stop()

@@ -11,6 +11,7 @@ deadlines the caller honours by calling :meth:`advance` at
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import uuid
 from dataclasses import dataclass, field
@@ -149,6 +150,7 @@ class GroupCoordinator:
         """A restarted static member takes its old place; the old id is fenced."""
         assert request.group_instance_id is not None
         old_id = group.static_members[request.group_instance_id]
+        previous_leader = group.leader_id
         old = group.members.get(old_id)
         new_id = self._new_member_id(request)
         if old is None:
@@ -174,9 +176,13 @@ class GroupCoordinator:
             old.protocols == request.protocols and old.protocol_type == request.protocol_type
         )
         if group.state == GroupState.STABLE and unchanged:
-            # No rebalance: it gets the current generation back and syncs its old assignment.
+            # No rebalance: it gets the current generation back and syncs its old
+            # assignment. The leader named is the one before the swap (Kafka does
+            # the same), so a restarted leader acts as a follower and does not
+            # hand in an assignment a Stable group would not pass on.
             self.stored.append(group.group_id)
-            return self._join_result(group, old, leader_view=False)
+            result = self._join_result(group, old, leader_view=False)
+            return dataclasses.replace(result, leader_id=previous_leader or result.leader_id)
         old.protocols, old.protocol_type = list(request.protocols), request.protocol_type
         old.join_reply = reply_to
         self._rebalance(group, now_ms)

@@ -9,6 +9,14 @@ from wirekafka.config import BrokerConfig
 from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
 from wirekafka.groups.offset_store import OffsetStore
 from wirekafka.handlers.appends import AppendWatch
+from wirekafka.handlers.cluster import (
+    BrokerEndpoint,
+    ClusterView,
+    LocalCluster,
+    TopicStore,
+    ZkClusterView,
+    ZkTopicStore,
+)
 from wirekafka.handlers.group_runtime import GroupRuntime
 from wirekafka.handlers.offsets_log import OffsetsLog
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
@@ -17,15 +25,7 @@ from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMet
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerEndpoint:
-    """How clients reach this broker (the advertised listener, port resolved)."""
-
-    node_id: int
-    host: str
-    port: int
+from wirekafka.zk.cluster import ZkCluster
 
 
 class CloseConnection(Exception):
@@ -46,17 +46,28 @@ class BrokerContext:
     producer_states: ProducerStates
     cluster_id: str
     endpoint: BrokerEndpoint
+    cluster: ClusterView
     groups: GroupRuntime
     appends: AppendWatch = field(default_factory=AppendWatch)
 
 
 def open_broker_context(
-    config: BrokerConfig, clock: Clock, endpoint: BrokerEndpoint
+    config: BrokerConfig,
+    clock: Clock,
+    endpoint: BrokerEndpoint,
+    zookeeper: ZkCluster | None = None,
 ) -> BrokerContext:
     """Open the log dirs (recovering them if the last stop was not clean) and
-    the embedded metadata, and build the state every handler shares."""
-    metadata = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
-    topic_configs = {name: topic.configs for name, topic in metadata.topics().items()}
+    the topics' metadata (the embedded file, or ZooKeeper), and build the state
+    every handler shares."""
+    store: TopicStore
+    cluster: ClusterView
+    if zookeeper is None:
+        store = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
+        cluster = LocalCluster(endpoint)
+    else:
+        store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
+    topic_configs = {name: topic.configs for name, topic in store.topics().items()}
 
     def topic_config(name: str) -> LogConfig:
         overrides = topic_configs.get(name)
@@ -66,8 +77,9 @@ def open_broker_context(
         config.log_dirs, config.log, clock, broker_id=config.broker_id, topic_config=topic_config
     )
     logs.startup(config.cluster_id)
-    topics = TopicManager(config, metadata, logs)
-    topics.adopt_partition_dirs()
+    topics = TopicManager(config, store, logs, cluster, endpoint.node_id)
+    if zookeeper is None:
+        topics.adopt_partition_dirs()
     groups = GroupRuntime(
         GroupCoordinator(
             CoordinatorConfig(
@@ -88,10 +100,11 @@ def open_broker_context(
         clock=clock,
         logs=logs,
         topics=topics,
-        producer_ids=ProducerIds(metadata),
+        producer_ids=ProducerIds(store),
         producer_states=ProducerStates(clock, config.producer_id_expiration_ms),
         cluster_id=logs.cluster_id,
         endpoint=endpoint,
+        cluster=cluster,
         groups=groups,
     )
 

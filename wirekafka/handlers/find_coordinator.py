@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.offsets_log import OFFSETS_TOPIC
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.find_coordinator import (
     Coordinator,
@@ -27,10 +28,19 @@ def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
             key=key, node_id=-1, host="", port=-1,
             error_code=ErrorCode.INVALID_GROUP_ID, error_message="the group id is empty",
         )  # fmt: skip
-    ctx.groups.offsets_log.ensure_topic()
-    endpoint = ctx.endpoint
+    offsets_log = ctx.groups.offsets_log
+    offsets_log.ensure_topic()
+    # the coordinator is the leader of the group's __consumer_offsets partition
+    leader = ctx.cluster.leader(OFFSETS_TOPIC, offsets_log.partition_of(key))
+    broker = next((b for b in ctx.cluster.brokers() if b.node_id == leader), None)
+    if broker is None:
+        return Coordinator(
+            key=key, node_id=-1, host="", port=-1,
+            error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            error_message=f"{OFFSETS_TOPIC} partition {offsets_log.partition_of(key)} has no leader",
+        )  # fmt: skip
     return Coordinator(
-        key=key, node_id=endpoint.node_id, host=endpoint.host, port=endpoint.port,
+        key=key, node_id=broker.node_id, host=broker.host, port=broker.port,
         error_code=ErrorCode.NONE, error_message=None,
     )  # fmt: skip
 

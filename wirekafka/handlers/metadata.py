@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from wirekafka.handlers.cluster import NO_LEADER
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.handlers.topics import INTERNAL_TOPICS, topic_name_error
 from wirekafka.protocol.errors import ErrorCode
@@ -23,22 +24,27 @@ FIRST_AUTO_CREATE_FLAG_VERSION = 4
 def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
     topic = ctx.topics.topic(name)
     assert topic is not None
-    node = ctx.endpoint.node_id
+    cluster = ctx.cluster
+    partitions = []
+    for index in range(topic.partitions):
+        leader = cluster.leader(name, index)
+        partitions.append(
+            MetadataResponsePartition(
+                error_code=ErrorCode.NONE
+                if leader != NO_LEADER
+                else ErrorCode.LEADER_NOT_AVAILABLE,
+                partition_index=index,
+                leader_id=leader,
+                replica_nodes=cluster.replicas(name, index),
+                isr_nodes=[leader] if leader != NO_LEADER else [],
+            )
+        )
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=name,
         topic_id=NO_TOPIC_ID,
         is_internal=name in INTERNAL_TOPICS,
-        partitions=[
-            MetadataResponsePartition(
-                error_code=ErrorCode.NONE,
-                partition_index=index,
-                leader_id=node,
-                replica_nodes=[node],
-                isr_nodes=[node],
-            )
-            for index in range(topic.partitions)
-        ],
+        partitions=partitions,
     )
 
 
@@ -74,13 +80,13 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
                 topics.append(_missing(name, failed.code))
                 continue
         topics.append(_described(ctx, name))
-    endpoint = ctx.endpoint
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[
-            MetadataResponseBroker(node_id=endpoint.node_id, host=endpoint.host, port=endpoint.port)
+            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port)
+            for b in ctx.cluster.brokers()
         ],
         cluster_id=ctx.cluster_id,
-        controller_id=endpoint.node_id,
+        controller_id=ctx.cluster.controller_id(),
         topics=topics,
     )

@@ -122,8 +122,8 @@ class OffsetsLog:
     def load(self) -> Iterator[LoadedOffset | LoadedGroup]:
         """Every record of the topic, partition by partition, oldest first."""
         for partition in range(self.partitions):
-            found = self.topics.partition_log(OFFSETS_TOPIC, partition)
-            if isinstance(found, ErrorCode):
+            found = self.topics.logs.get_log(OFFSETS_TOPIC, partition)  # the ones kept here
+            if found is None:
                 continue
             offset = found.log_start_offset
             while offset < found.log_end_offset:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from wirekafka.storage.cluster_metadata import ClusterMetadata
 from wirekafka.storage.log import Clock, PartitionLog
 from wirekafka.storage.producer_state import ProducerStateTable
 
 log = logging.getLogger("wirekafka.producers")
 
 PRODUCER_ID_BLOCK_SIZE = 1000
+
+
+class ProducerIdSource(Protocol):
+    def allocate_producer_ids(self, count: int) -> range: ...
+
+
 MAX_PRODUCER_EPOCH = 2**15 - 1
 
 
@@ -19,7 +25,7 @@ class ProducerIds:
     is never handed out twice, even across restarts (a restart skips the rest
     of the block)."""
 
-    def __init__(self, metadata: ClusterMetadata) -> None:
+    def __init__(self, metadata: ProducerIdSource) -> None:
         self._metadata = metadata
         self._block = range(0)
         self._next = 0

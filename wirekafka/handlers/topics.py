@@ -8,11 +8,13 @@ import re
 from dataclasses import dataclass
 
 from wirekafka.config import BrokerConfig
+from wirekafka.handlers.cluster import ClusterView, TopicStore
 from wirekafka.protocol.errors import ErrorCode
-from wirekafka.storage.cluster_metadata import ClusterMetadata, TopicDefinition
+from wirekafka.storage.cluster_metadata import TopicDefinition
 from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.log_manager import LogManager
+from wirekafka.zk.cluster import TopicAlreadyExists
 
 log = logging.getLogger("wirekafka.topics")
 
@@ -47,10 +49,19 @@ def topic_name_error(name: str | None) -> TopicError | None:
 
 
 class TopicManager:
-    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, logs: LogManager) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        metadata: TopicStore,
+        logs: LogManager,
+        cluster: ClusterView,
+        broker_id: int,
+    ) -> None:
         self.config = config
         self.metadata = metadata
         self.logs = logs
+        self.cluster = cluster
+        self.broker_id = broker_id
 
     def adopt_partition_dirs(self) -> None:
         """Record topics found as partition dirs but missing from the metadata file."""
@@ -87,6 +98,8 @@ class TopicManager:
         topic = self.metadata.topic(name)
         if topic is None or not 0 <= partition < topic.partitions:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if self.cluster.leader(name, partition) != self.broker_id:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         existing = self.logs.get_log(name, partition)
         if existing is not None:
             return existing
@@ -125,9 +138,13 @@ class TopicManager:
         error = self.check_new_topic(name, partitions, replication_factor, configs)
         if error is not None:
             return error
-        self.metadata.put_topics([TopicDefinition(name, partitions, dict(configs))])
+        try:
+            self.metadata.put_topics([TopicDefinition(name, partitions, dict(configs))])
+        except TopicAlreadyExists:  # another broker created it meanwhile
+            return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         for partition in range(partitions):
-            self.logs.get_or_create_log(name, partition, self.log_config(name))
+            if self.cluster.leader(name, partition) == self.broker_id:
+                self.logs.get_or_create_log(name, partition, self.log_config(name))
         log.info("created topic %s with %d partitions", name, partitions)
         return None
 
@@ -143,7 +160,20 @@ class TopicManager:
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist"
             )
         self.metadata.remove_topic(name)
-        for partition in range(topic.partitions):
-            self.logs.delete_log(name, partition)
+        self.drop_local_logs(name)
         log.info("deleted topic %s", name)
         return None
+
+    def drop_local_logs(self, name: str) -> None:
+        for partition_log in self.logs.all_logs():
+            if partition_log.topic == name:
+                self.logs.delete_log(name, partition_log.partition)
+
+    def drop_logs_of_deleted_topics(self) -> None:
+        """Remove local partitions of topics the cluster no longer has (deleted
+        through another broker)."""
+        known = self.metadata.topics()
+        for name in {partition_log.topic for partition_log in self.logs.all_logs()}:
+            if name not in known:
+                log.info("topic %s is gone from the cluster; removing its local partitions", name)
+                self.drop_local_logs(name)

@@ -21,6 +21,7 @@ from wirekafka.server.connection import serve_connection
 from wirekafka.storage.cleaner import clean_log
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
+from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
 
 log = logging.getLogger("wirekafka.server")
@@ -44,6 +45,7 @@ class Broker:
         self._no_connections = trio.Event()
         self._no_connections.set()
         self.context: BrokerContext
+        self.zk_cluster: ZkCluster | None = None
         self.listen_urls: list[str] = []
 
     # the ConnectionHost side
@@ -87,18 +89,22 @@ class Broker:
         try:
             config = self.config
             if config.zookeeper_connect:
-                registry, cluster_id = await trio.to_thread.run_sync(self._join_zookeeper, endpoint)
+                joined, cluster_id = await trio.to_thread.run_sync(self._join_zookeeper, endpoint)
+                registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
+                self.zk_cluster = ZkCluster(joined.session, config.broker_id)
+                await trio.to_thread.run_sync(self.zk_cluster.refresh)
             self.context = await trio.to_thread.run_sync(
-                open_broker_context, config, self.clock, endpoint
+                open_broker_context, config, self.clock, endpoint, self.zk_cluster
             )
-            if registry is not None:
+            if registry is not None and self.zk_cluster is not None:
                 await trio.to_thread.run_sync(registry.register)
+                await trio.to_thread.run_sync(self.zk_cluster.start)
         except BaseException:
             for _, sock in opened:
                 await sock.aclose()
             if registry is not None:
-                await trio.to_thread.run_sync(leave_zookeeper, registry)
+                await trio.to_thread.run_sync(self._leave_zookeeper, registry)
             raise
         logs = self.context.logs
         try:
@@ -126,9 +132,14 @@ class Broker:
         finally:
             with trio.CancelScope(shield=True):
                 if registry is not None:
-                    await trio.to_thread.run_sync(leave_zookeeper, registry)
+                    await trio.to_thread.run_sync(self._leave_zookeeper, registry)
                 await trio.to_thread.run_sync(logs.shutdown)
         log.info("stopped cleanly")
+
+    def _leave_zookeeper(self, registry: BrokerRegistry) -> None:
+        if self.zk_cluster is not None:
+            self.zk_cluster.stop()
+        leave_zookeeper(registry)
 
     def _join_zookeeper(self, endpoint: BrokerEndpoint) -> tuple[BrokerRegistry, str]:
         config = self.config
@@ -194,6 +205,8 @@ class Broker:
             await trio.sleep(period)
             await trio.to_thread.run_sync(logs.run_maintenance)
             self.context.producer_states.expire()
+            if self.zk_cluster is not None:
+                self.context.topics.drop_logs_of_deleted_topics()
             if trio.current_time() >= next_offsets_expiry:
                 self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every

@@ -1,0 +1,535 @@
+"""One group consumer in a process of its own, for the consumer-group interop tests.
+
+Child side (``python group_driver.py '<json config>'``): runs one consumer of
+``config["client"]`` (``kafka-python``, ``aiokafka`` or ``confluent``)
+subscribed to ``config["topic"]`` in ``config["group"]``, and prints one JSON
+object per line on stdout, flushed at once, so a SIGKILL loses nothing that
+was printed:
+
+* ``{"type": "started"}`` once subscribed;
+* ``{"type": "revoked" | "assigned" | "lost", "partitions": [...], "owned": [...]}``
+  from the rebalance callbacks (``owned``: the partitions held afterwards);
+* ``{"type": "records", "records": [[partition, offset, key], ...]}`` per poll;
+* ``{"type": "committed", "offsets": {partition: offset}}`` and
+  ``{"type": "commit_error", "error": "..."}``;
+* ``{"type": "closed"}`` after a clean close, ``{"type": "error", ...}`` before
+  dying of an exception.
+
+Commands, one per line on stdin: ``close`` (commit nothing more, close the
+consumer, exit 0; end of stdin does the same) and ``commit {"0": 17, ...}``
+(commit exactly those offsets, from the polling thread). With
+``config["commit"] == "batch"`` the consumer commits what it has returned after
+every poll that returned records.
+
+``kafka-python`` means whichever kafka-python the interpreter has: run this
+script with kafka-python 2.0.2's venv for 2.0.2. The child imports nothing
+but the stdlib and its client.
+
+Parent side: :class:`Member` starts the child and collects its events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+DRIVER = Path(__file__).resolve()
+POLL_S = 0.2
+
+# -- child
+
+
+_print_lock = threading.Lock()
+
+
+def emit(event: dict) -> None:
+    event["t"] = time.time()
+    line = json.dumps(event)
+    with _print_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def read_commands(commands: queue.Queue) -> None:
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            commands.put(line)
+    commands.put("close")
+
+
+def parse_command(line: str) -> tuple[str, dict[int, int]]:
+    name, _, rest = line.partition(" ")
+    offsets = {int(p): int(o) for p, o in json.loads(rest).items()} if rest else {}
+    return name, offsets
+
+
+def key_text(key: bytes | None) -> str | None:
+    return None if key is None else key.decode("utf-8", "replace")
+
+
+class Owned:
+    """The partitions this member holds, kept from the rebalance callbacks.
+
+    Eager protocols assign the whole new assignment; cooperative ones only what is added.
+    """
+
+    def __init__(self, config: dict) -> None:
+        self.incremental = config.get("assignment") == "cooperative-sticky"
+        self.partitions: set[int] = set()
+
+    def change(self, kind: str, partitions: list[int]) -> None:
+        if kind == "assigned" and self.incremental:
+            self.partitions |= set(partitions)
+        elif kind == "assigned":
+            self.partitions = set(partitions)
+        else:
+            self.partitions -= set(partitions)
+        emit({"type": kind, "partitions": sorted(partitions), "owned": sorted(self.partitions)})
+
+
+def run_kafka_python(config: dict, commands: queue.Queue) -> None:
+    from kafka import ConsumerRebalanceListener, KafkaConsumer, OffsetAndMetadata, TopicPartition
+
+    topic = config["topic"]
+    owned = Owned(config)
+    options: dict[str, Any] = {
+        "bootstrap_servers": config["bootstrap"],
+        "group_id": config["group"],
+        "client_id": config["name"],
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "session_timeout_ms": config["session_timeout_ms"],
+        "heartbeat_interval_ms": config["heartbeat_interval_ms"],
+        "max_poll_interval_ms": config["max_poll_interval_ms"],
+        "max_poll_records": 500,
+    }
+    strategy = config.get("assignment")
+    if strategy == "range":
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+        options["partition_assignment_strategy"] = [RangePartitionAssignor]
+    elif strategy == "roundrobin":
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        options["partition_assignment_strategy"] = [RoundRobinPartitionAssignor]
+    elif strategy == "cooperative-sticky":
+        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+
+        options["partition_assignment_strategy"] = [CooperativeStickyAssignor]
+    if config.get("group_instance_id"):
+        options["group_instance_id"] = config["group_instance_id"]
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked):
+            owned.change("revoked", [tp.partition for tp in revoked])
+
+        def on_partitions_assigned(self, assigned):
+            owned.change("assigned", [tp.partition for tp in assigned])
+
+        def on_partitions_lost(self, lost):
+            owned.change("lost", [tp.partition for tp in lost])
+
+    def offset_and_metadata(offset: int) -> OffsetAndMetadata:
+        if len(OffsetAndMetadata._fields) == 3:  # kafka-python 3: leader_epoch
+            return OffsetAndMetadata(offset, "", -1)
+        return OffsetAndMetadata(offset, "")
+
+    consumer = KafkaConsumer(**options)
+    # Know the topic's partitions before joining. Otherwise a leader may first assign
+    # nothing, then rejoin on the metadata update; kafka-python 3.0.12 can then strand
+    # that leader if a poll() times out while its SyncGroup is in flight (its need_rejoin()
+    # turns False once it has assigned, and the finished join is never applied).
+    consumer.partitions_for_topic(topic)
+    consumer.subscribe([topic], listener=Listener())
+    emit({"type": "started"})
+    try:
+        while True:
+            try:
+                name, offsets = parse_command(commands.get_nowait())
+            except queue.Empty:
+                name, offsets = "", {}
+            if name == "close":
+                break
+            if name == "commit":
+                try:
+                    consumer.commit(
+                        {
+                            TopicPartition(topic, p): offset_and_metadata(o)
+                            for p, o in offsets.items()
+                        }
+                    )
+                    emit({"type": "committed", "offsets": offsets})
+                except Exception as exc:
+                    emit({"type": "commit_error", "error": repr(exc)})
+            batch = consumer.poll(timeout_ms=int(POLL_S * 1000))
+            records = [
+                [r.partition, r.offset, key_text(r.key)] for rs in batch.values() for r in rs
+            ]
+            if records:
+                emit({"type": "records", "records": records})
+                if config.get("commit") == "batch":
+                    positions = {tp.partition: rs[-1].offset + 1 for tp, rs in batch.items() if rs}
+                    try:
+                        consumer.commit(
+                            {
+                                TopicPartition(topic, p): offset_and_metadata(o)
+                                for p, o in positions.items()
+                            }
+                        )
+                        emit({"type": "committed", "offsets": positions})
+                    except Exception as exc:
+                        emit({"type": "commit_error", "error": repr(exc)})
+    finally:
+        consumer.close()
+    emit({"type": "closed"})
+
+
+def run_confluent(config: dict, commands: queue.Queue) -> None:
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    topic = config["topic"]
+    owned = Owned(config)
+    options: dict[str, Any] = {
+        "bootstrap.servers": config["bootstrap"],
+        "group.id": config["group"],
+        "client.id": config["name"],
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": config["session_timeout_ms"],
+        "heartbeat.interval.ms": config["heartbeat_interval_ms"],
+        "max.poll.interval.ms": config["max_poll_interval_ms"],
+        "log_level": 3,
+    }
+    if config.get("assignment"):
+        options["partition.assignment.strategy"] = config["assignment"]
+    if config.get("group_instance_id"):
+        options["group.instance.id"] = config["group_instance_id"]
+
+    def on_assign(consumer, partitions):
+        owned.change("assigned", [tp.partition for tp in partitions])
+
+    def on_revoke(consumer, partitions):
+        owned.change("revoked", [tp.partition for tp in partitions])
+
+    def on_lost(consumer, partitions):
+        owned.change("lost", [tp.partition for tp in partitions])
+
+    consumer = Consumer(options)
+    consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    emit({"type": "started"})
+    try:
+        while True:
+            try:
+                name, offsets = parse_command(commands.get_nowait())
+            except queue.Empty:
+                name, offsets = "", {}
+            if name == "close":
+                break
+            if name == "commit":
+                try:
+                    consumer.commit(
+                        offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                        asynchronous=False,
+                    )
+                    emit({"type": "committed", "offsets": offsets})
+                except KafkaException as exc:
+                    emit({"type": "commit_error", "error": repr(exc)})
+            messages = consumer.consume(num_messages=500, timeout=POLL_S)
+            records = []
+            positions: dict[int, int] = {}
+            for m in messages:
+                if m.error() is not None:
+                    emit({"type": "client_error", "error": str(m.error())})
+                    continue
+                records.append([m.partition(), m.offset(), key_text(m.key())])
+                positions[m.partition()] = m.offset() + 1
+            if records:
+                emit({"type": "records", "records": records})
+                if config.get("commit") == "batch":
+                    try:
+                        consumer.commit(
+                            offsets=[TopicPartition(topic, p, o) for p, o in positions.items()],
+                            asynchronous=False,
+                        )
+                        emit({"type": "committed", "offsets": positions})
+                    except KafkaException as exc:
+                        if exc.args[0].code() != KafkaError._NO_OFFSET:
+                            emit({"type": "commit_error", "error": repr(exc)})
+    finally:
+        consumer.close()
+    emit({"type": "closed"})
+
+
+def run_aiokafka(config: dict, commands: queue.Queue) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+    from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+    from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+    topic = config["topic"]
+    owned = Owned(config)
+    # What this member returned and has not committed yet: committed on revoke, as
+    # aiokafka rebalances in the background, between two getmany() calls.
+    processed: dict[int, int] = {}
+
+    async def main() -> None:
+        assignors = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+        options: dict[str, Any] = {
+            "bootstrap_servers": config["bootstrap"],
+            "group_id": config["group"],
+            "client_id": config["name"],
+            "enable_auto_commit": False,
+            "auto_offset_reset": "earliest",
+            "session_timeout_ms": config["session_timeout_ms"],
+            "heartbeat_interval_ms": config["heartbeat_interval_ms"],
+            "max_poll_interval_ms": config["max_poll_interval_ms"],
+            "partition_assignment_strategy": (assignors[config.get("assignment") or "roundrobin"],),
+        }
+        if config.get("group_instance_id"):
+            options["group_instance_id"] = config["group_instance_id"]
+        consumer = AIOKafkaConsumer(**options)
+
+        async def commit(offsets: dict[int, int]) -> None:
+            try:
+                await consumer.commit({TopicPartition(topic, p): o for p, o in offsets.items()})
+                emit({"type": "committed", "offsets": offsets})
+                for p, o in offsets.items():
+                    if processed.get(p) == o:
+                        del processed[p]
+            except Exception as exc:
+                emit({"type": "commit_error", "error": repr(exc)})
+
+        class Listener(ConsumerRebalanceListener):
+            async def on_partitions_revoked(self, revoked):
+                pending = {tp.partition: processed[tp.partition] for tp in revoked}
+                if pending and config.get("commit") == "batch":
+                    await commit(pending)
+                owned.change("revoked", [tp.partition for tp in revoked])
+
+            async def on_partitions_assigned(self, assigned):
+                owned.change("assigned", [tp.partition for tp in assigned])
+
+        await consumer.start()
+        try:
+            consumer.subscribe([topic], listener=Listener())
+            emit({"type": "started"})
+            while True:
+                try:
+                    name, offsets = parse_command(commands.get_nowait())
+                except queue.Empty:
+                    name, offsets = "", {}
+                if name == "close":
+                    break
+                if name == "commit":
+                    await commit(offsets)
+                batch = await consumer.getmany(timeout_ms=int(POLL_S * 1000))
+                records = [
+                    [r.partition, r.offset, key_text(r.key)] for rs in batch.values() for r in rs
+                ]
+                if records:
+                    emit({"type": "records", "records": records})
+                    for tp, rs in batch.items():
+                        if rs:
+                            processed[tp.partition] = rs[-1].offset + 1
+                    if config.get("commit") == "batch":
+                        await commit(dict(processed))
+        finally:
+            await consumer.stop()
+        emit({"type": "closed"})
+
+    asyncio.run(main())
+
+
+CLIENTS: dict[str, Callable[[dict, queue.Queue], None]] = {
+    "kafka-python": run_kafka_python,
+    "confluent": run_confluent,
+    "aiokafka": run_aiokafka,
+}
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    if os.environ.get("GROUP_DRIVER_DEBUG"):  # the client's group logs on stderr, for diagnosis
+        import logging
+
+        logging.basicConfig(
+            level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"
+        )
+        for name in ("kafka.coordinator", "aiokafka.consumer.group_coordinator"):
+            logging.getLogger(name).setLevel(logging.DEBUG)
+        logging.getLogger("kafka.coordinator.consumer").setLevel(logging.INFO)
+    commands: queue.Queue = queue.Queue()
+    threading.Thread(target=read_commands, args=(commands,), daemon=True).start()
+    try:
+        CLIENTS[config["client"]](config, commands)
+    except BaseException as exc:
+        emit({"type": "error", "error": repr(exc), "traceback": traceback.format_exc()})
+        sys.stdout.flush()
+        os._exit(1)
+    sys.stdout.flush()
+    os._exit(0)  # do not wait for client threads that linger
+
+
+# -- parent
+
+
+class Member:
+    """A child consumer process and the events it printed, in order."""
+
+    def __init__(
+        self,
+        name: str,
+        config: dict,
+        *,
+        python: str | os.PathLike = sys.executable,
+        log_dir: Path,
+    ) -> None:
+        self.name = name
+        self.config = {"name": name, **config}
+        self.events: list[dict] = []
+        self._changed = threading.Condition()
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = log_dir / f"{name}-{time.monotonic_ns()}.stderr"
+        self._stderr: IO[bytes] = self.stderr_path.open("wb")
+        self.process = subprocess.Popen(
+            [str(python), str(DRIVER), json.dumps(self.config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.killed = False
+        self._reader = threading.Thread(target=self._read, daemon=True, name=f"member-{name}")
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                event = {"type": "garbage", "line": raw.decode(errors="replace")}
+            event["received"] = time.time()
+            with self._changed:
+                self.events.append(event)
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    # -- views of the events
+
+    def snapshot(self) -> list[dict]:
+        with self._changed:
+            return list(self.events)
+
+    def of_type(self, *types: str, since: int = 0) -> list[dict]:
+        return [e for e in self.snapshot()[since:] if e["type"] in types]
+
+    @property
+    def owned(self) -> frozenset[int]:
+        changes = self.of_type("assigned", "revoked", "lost")
+        return frozenset(changes[-1]["owned"]) if changes else frozenset()
+
+    def records(self, since: int = 0) -> list[tuple[int, int, str | None]]:
+        return [(p, o, k) for e in self.of_type("records", since=since) for p, o, k in e["records"]]
+
+    def mark(self) -> int:
+        """The number of events so far: pass it as ``since`` to look at what comes after."""
+        with self._changed:
+            return len(self.events)
+
+    # -- waiting
+
+    def wait_for(self, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+        wait_until([self], predicate, timeout_s, what)
+
+    def stderr_text(self, limit: int = 6000) -> str:
+        data = self.stderr_path.read_bytes() if self.stderr_path.exists() else b""
+        return data[-limit:].decode(errors="replace")
+
+    def describe(self) -> str:
+        events = self.snapshot()
+        errors = [e for e in events if e["type"] in ("error", "commit_error", "client_error")]
+        changes = [
+            {k: e[k] for k in ("type", "partitions", "owned", "t")}
+            for e in events
+            if e["type"] in ("assigned", "revoked", "lost")
+        ]
+        return (
+            f"--- member {self.name} ({self.config['client']}), exit {self.process.poll()}: "
+            f"{len(events)} events, changes {changes}, errors {errors[:3]}\n"
+            f"stderr tail:\n{self.stderr_text(2000)}"
+        )
+
+    # -- ending
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+
+    def commit(self, offsets: dict[int, int]) -> None:
+        self.send("commit " + json.dumps({str(p): o for p, o in offsets.items()}))
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Ask for a clean close and insist on it (exit 0 after a ``closed`` event)."""
+        if self.process.poll() is None:
+            with contextlib.suppress(BrokenPipeError):
+                self.send("close")
+        try:
+            code = self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f"{self.name} did not close within {timeout_s} s\n{self.describe()}"
+            ) from None
+        self._reader.join(5)
+        self._stderr.close()
+        assert code == 0 and self.of_type("closed"), (
+            f"{self.name} did not close cleanly\n{self.describe()}"
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no LeaveGroup, no commit, nothing."""
+        self.killed = True
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self._reader.join(5)
+        self._stderr.close()
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+def wait_until(
+    members: list[Member], predicate: Callable[[], bool], timeout_s: float, what: str
+) -> None:
+    """Wait (bounded) until ``predicate()``; fail with every member's story otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        dead = [m for m in members if not m.alive and not m.killed and not m.of_type("closed")]
+        if dead or time.monotonic() > deadline:
+            why = "a member died" if dead else f"timed out after {timeout_s} s"
+            raise AssertionError(
+                f"{why} waiting for {what}\n" + "\n".join(m.describe() for m in members)
+            )
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    main()

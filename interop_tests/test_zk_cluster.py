@@ -1,0 +1,261 @@
+"""Three brokers on one real ZooKeeper: topics spread over all of them, stock
+clients bootstrapped from one broker reach every partition, a killed broker's
+partitions go leaderless and come back with their data, a killed controller is
+replaced, and the znodes hold Kafka's JSON."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import TopicPartition as ConfluentPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from interop_tests.broker import Broker
+from interop_tests.protocol_client import ProtocolClient
+from interop_tests.zookeeper import ZooKeeper
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+
+SESSION_TIMEOUT_MS = 4000
+TIMEOUT_S = 60.0
+BROKERS = 3
+
+
+class Cluster:
+    def __init__(self, zookeeper: ZooKeeper, root: Path) -> None:
+        self.zookeeper = zookeeper
+        self.brokers = {
+            node: Broker(
+                root / f"broker-{node}" / "data",
+                {
+                    "broker.id": str(node),
+                    "zookeeper.connect": zookeeper.connect_string,
+                    "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                    "group.initial.rebalance.delay.ms": "0",
+                },
+            )
+            for node in range(BROKERS)
+        }
+        self.kazoo = KazooClient(zookeeper.connect_string)
+
+    def start(self) -> None:
+        self.kazoo.start(timeout=TIMEOUT_S)
+        for broker in self.brokers.values():
+            broker.start()
+
+    def close(self) -> None:
+        for broker in self.brokers.values():
+            broker.close()
+        self.kazoo.stop()
+        self.kazoo.close()
+
+    def json(self, path: str) -> dict:  # type: ignore[type-arg]
+        return json.loads(self.kazoo.get(path)[0])
+
+    def leaders(self, topic: str, partitions: int) -> list[int]:
+        return [
+            self.json(f"/brokers/topics/{topic}/partitions/{p}/state")["leader"]
+            for p in range(partitions)
+        ]
+
+    def controller(self) -> int:
+        return self.json("/controller")["brokerid"]
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if condition():
+                return
+        except Exception:  # a znode not there yet
+            pass
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    zookeeper = ZooKeeper(tmp_path / "zookeeper").start()
+    made = Cluster(zookeeper, tmp_path)
+    try:
+        made.start()
+        yield made
+    finally:
+        made.close()
+        zookeeper.close()
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+    finally:
+        admin.close()
+
+
+def metadata(broker: Broker, topic: str):  # type: ignore[no-untyped-def]
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        return client.request(
+            ApiKey.METADATA, 9, MetadataRequest(topics=[MetadataRequestTopic(name=topic)])
+        )
+
+
+def produce_kafka_python(bootstrap: str, topic: str, count: int, tag: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    futures = [
+        producer.send(topic, key=f"{tag}-{i}".encode(), value=f"{tag}-value-{i}".encode())
+        for i in range(count)
+    ]
+    producer.flush(TIMEOUT_S)
+    for future in futures:
+        future.get(TIMEOUT_S)
+    producer.close()
+
+
+def read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[bytes]]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
+    consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+    consumer.seek_to_beginning()
+    found: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    for message in consumer:
+        found[message.partition].append(message.value)
+    consumer.close()
+    return found
+
+
+def test_a_topic_spreads_over_three_brokers_and_clients_reach_every_partition(
+    cluster: Cluster,
+) -> None:
+    first, second, third = cluster.brokers.values()
+    assert sorted(cluster.kazoo.get_children("/brokers/ids")) == ["0", "1", "2"]
+    create_topic(first.bootstrap, "spread", 6)
+    wait_for(lambda: -1 not in cluster.leaders("spread", 6), "leaders for every partition")
+    assignment = cluster.json("/brokers/topics/spread")
+    assert {int(p): r for p, r in assignment["partitions"].items()}.keys() == set(range(6))
+    assert sorted(r[0] for r in assignment["partitions"].values()) == [0, 0, 1, 1, 2, 2]
+    state = cluster.json("/brokers/topics/spread/partitions/0/state")
+    assert set(state) >= {"controller_epoch", "leader", "version", "leader_epoch", "isr"}
+    assert state["isr"] == [state["leader"]] and state["version"] == 1
+    assert cluster.json("/config/topics/spread") == {"version": 1, "config": {}}
+    # Metadata from any broker describes the whole cluster (once its cache has the states).
+    for broker in cluster.brokers.values():
+        wait_for(
+            lambda broker=broker: (
+                sorted(p.leader_id for p in metadata(broker, "spread").topics[0].partitions)
+                == [0, 0, 1, 1, 2, 2]
+            ),
+            "every broker to know every leader",
+        )
+        answer = metadata(broker, "spread")
+        assert sorted(b.node_id for b in answer.brokers) == [0, 1, 2]
+        assert answer.controller_id == cluster.controller()
+
+    produce_kafka_python(second.bootstrap, "spread", 600, "kp")
+    producer = Producer({"bootstrap.servers": third.bootstrap, "log_level": 3})
+    for i in range(600):
+        producer.produce("spread", key=f"ck-{i}".encode(), value=f"ck-value-{i}".encode())
+    assert producer.flush(TIMEOUT_S) == 0
+    found = read_all(first.bootstrap, "spread", 6)
+    assert all(found[p] for p in range(6)), "every partition got records"
+    values = sorted(v for vs in found.values() for v in vs)
+    expected = sorted(
+        [f"kp-value-{i}".encode() for i in range(600)]
+        + [f"ck-value-{i}".encode() for i in range(600)]
+    )
+    assert values == expected
+    consumer = Consumer(
+        {
+            "bootstrap.servers": second.bootstrap,
+            "group.id": "none",
+            "enable.auto.commit": False,
+            "log_level": 3,
+        }
+    )
+    consumer.assign([ConfluentPartition("spread", p, OFFSET_BEGINNING) for p in range(6)])
+    seen = []
+    deadline = time.monotonic() + TIMEOUT_S
+    while len(seen) < 1200 and time.monotonic() < deadline:
+        for message in consumer.consume(500, 1.0):
+            assert message.error() is None, message.error()
+            seen.append(message.value())
+    consumer.close()
+    assert sorted(seen) == expected
+
+
+def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
+    cluster: Cluster,
+) -> None:
+    brokers = cluster.brokers
+    create_topic(brokers[0].bootstrap, "survive", 6)
+    wait_for(lambda: -1 not in cluster.leaders("survive", 6), "leaders")
+    produce_kafka_python(brokers[0].bootstrap, "survive", 300, "before")
+    before = read_all(brokers[1].bootstrap, "survive", 6)
+    victim = 2 if cluster.controller() != 2 else 1
+    brokers[victim].kill()
+    started = time.monotonic()
+    wait_for(
+        lambda: str(victim) not in cluster.kazoo.get_children("/brokers/ids"), "its znode to go"
+    )
+    assert time.monotonic() - started < SESSION_TIMEOUT_MS / 1000 + 5
+    survivor = brokers[next(n for n in brokers if n != victim)]
+
+    def leaderless() -> bool:
+        partitions = metadata(survivor, "survive").topics[0].partitions
+        dead = [p for p in partitions if p.leader_id == -1]
+        return len(dead) == 2 and all(p.error_code == ErrorCode.LEADER_NOT_AVAILABLE for p in dead)
+
+    wait_for(leaderless, "its partitions to be reported leaderless")
+    assert victim not in [b.node_id for b in metadata(survivor, "survive").brokers]
+    brokers[victim].start()
+    wait_for(lambda: -1 not in cluster.leaders("survive", 6), "its partitions to return")
+    assert read_all(survivor.bootstrap, "survive", 6) == before  # every acknowledged record
+
+
+def test_a_killed_controller_is_replaced_and_topics_can_still_be_created(
+    cluster: Cluster,
+) -> None:
+    brokers = cluster.brokers
+    wait_for(lambda: cluster.controller() in brokers, "a controller")
+    old = cluster.controller()
+    epoch = int(cluster.kazoo.get("/controller_epoch")[0])
+    brokers[old].kill()
+    wait_for(lambda: cluster.controller() != old, "another controller")
+    assert int(cluster.kazoo.get("/controller_epoch")[0]) > epoch
+    alive = brokers[cluster.controller()]
+    other = brokers[next(n for n in brokers if n not in (old, cluster.controller()))]
+    create_topic(other.bootstrap, "after-failover", 2)
+    wait_for(lambda: -1 not in cluster.leaders("after-failover", 2), "leaders for the new topic")
+    produce_kafka_python(alive.bootstrap, "after-failover", 50, "late")
+    assert sum(len(v) for v in read_all(alive.bootstrap, "after-failover", 2).values()) == 50
+
+
+def test_topic_deletion_goes_through_zookeeper(cluster: Cluster) -> None:
+    brokers = cluster.brokers
+    create_topic(brokers[1].bootstrap, "doomed", 3)
+    wait_for(lambda: -1 not in cluster.leaders("doomed", 3), "leaders")
+    produce_kafka_python(brokers[1].bootstrap, "doomed", 30, "x")
+    admin = KafkaAdminClient(bootstrap_servers=brokers[2].bootstrap)
+    admin.delete_topics(["doomed"])
+    admin.close()
+    wait_for(
+        lambda: cluster.kazoo.exists("/brokers/topics/doomed") is None, "the topic znode to go"
+    )
+    wait_for(
+        lambda: not cluster.kazoo.get_children("/admin/delete_topics"), "the request to be done"
+    )
+    for broker in brokers.values():
+        wait_for(  # renamed to <topic>-<p>.<uuid>-delete at once, removed later, as in Kafka
+            lambda broker=broker: (
+                not [d for d in broker.data_dir.glob("doomed-*") if not d.name.endswith("-delete")]
+            ),
+            f"broker {broker.data_dir} to remove its partitions",
+        )

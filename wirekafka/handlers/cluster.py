@@ -1,0 +1,123 @@
+"""Who is in the cluster and who leads what: one broker alone (the embedded
+default), or what ZooKeeper says (:mod:`wirekafka.zk.cluster`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from wirekafka.storage.cluster_metadata import TopicDefinition
+from wirekafka.zk.cluster import NO_LEADER, ZkCluster
+
+__all__ = [
+    "NO_LEADER",
+    "BrokerEndpoint",
+    "ClusterView",
+    "LocalCluster",
+    "TopicStore",
+    "ZkClusterView",
+    "ZkTopicStore",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerEndpoint:
+    """How clients reach a broker (its advertised listener, port resolved)."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class ClusterView(Protocol):
+    def brokers(self) -> list[BrokerEndpoint]: ...
+
+    def controller_id(self) -> int: ...
+
+    def leader(self, topic: str, partition: int) -> int: ...
+
+    def replicas(self, topic: str, partition: int) -> list[int]: ...
+
+
+class TopicStore(Protocol):
+    """Where topic definitions and producer-id blocks are kept."""
+
+    def topic(self, name: str) -> TopicDefinition | None: ...
+
+    def topics(self) -> dict[str, TopicDefinition]: ...
+
+    def put_topics(self, topics: list[TopicDefinition]) -> None: ...
+
+    def remove_topic(self, name: str) -> bool: ...
+
+    def allocate_producer_ids(self, count: int) -> range: ...
+
+
+class LocalCluster:
+    """The embedded default: this broker is the cluster and leads everything."""
+
+    def __init__(self, endpoint: BrokerEndpoint) -> None:
+        self.endpoint = endpoint
+
+    def brokers(self) -> list[BrokerEndpoint]:
+        return [self.endpoint]
+
+    def controller_id(self) -> int:
+        return self.endpoint.node_id
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self.endpoint.node_id
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        return [self.endpoint.node_id]
+
+
+class ZkClusterView:
+    def __init__(self, cluster: ZkCluster) -> None:
+        self.cluster = cluster
+
+    def brokers(self) -> list[BrokerEndpoint]:
+        return [
+            BrokerEndpoint(node_id, host, port)
+            for node_id, (host, port) in sorted(self.cluster.brokers().items())
+        ]
+
+    def controller_id(self) -> int:
+        return self.cluster.controller_id()
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self.cluster.leader(topic, partition)
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        found = self.cluster.topic(topic)
+        return list(found.replicas.get(partition, ())) if found else []
+
+
+class ZkTopicStore:
+    """Topics in ZooKeeper; producer-id blocks in ``/latest_producer_id_block``."""
+
+    def __init__(self, cluster: ZkCluster) -> None:
+        self.cluster = cluster
+
+    def topic(self, name: str) -> TopicDefinition | None:
+        found = self.cluster.topic(name)
+        return None if found is None else TopicDefinition(name, found.partitions, found.configs)
+
+    def topics(self) -> dict[str, TopicDefinition]:
+        return {
+            name: TopicDefinition(name, t.partitions, t.configs)
+            for name, t in self.cluster.topics().items()
+        }
+
+    def put_topics(self, topics: list[TopicDefinition]) -> None:
+        for topic in topics:
+            self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
+
+    def remove_topic(self, name: str) -> bool:
+        if self.cluster.topic(name) is None:
+            return False
+        self.cluster.request_deletion(name)
+        return True
+
+    def allocate_producer_ids(self, count: int) -> range:
+        return self.cluster.allocate_producer_ids(count)

@@ -1,0 +1,312 @@
+"""The cluster as ZooKeeper describes it, for a broker with ``zookeeper.connect``.
+
+A background thread keeps a cache of live brokers, topics (assignment and
+config) and partition states, refreshed on ZooKeeper watches and every
+:data:`REFRESH_SECONDS`. Handlers read the cache (reads never block); topic
+creation and deletion write to ZooKeeper as Kafka's admin path does:
+``/config/topics/<t>`` and ``/brokers/topics/<t>`` for a new topic,
+``/admin/delete_topics/<t>`` to delete one. The broker that holds
+``/controller`` elects partition leaders (the first live replica), writes each
+partition's ``state`` and carries out deletions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from dataclasses import dataclass
+
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+
+from wirekafka.zk.session import ZkSession, ZooKeeperError
+from wirekafka.zk.znodes import (
+    BROKER_IDS_PATH,
+    CONTROLLER_EPOCH_PATH,
+    CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
+    PRODUCER_ID_BLOCK_PATH,
+    TOPICS_PATH,
+    ControllerRegistration,
+    EntityConfig,
+    PartitionState,
+    ProducerIdBlock,
+    TopicAssignment,
+    ZnodeFormatError,
+    broker_path,
+    decode_broker,
+    decode_controller,
+    decode_controller_epoch,
+    decode_entity_config,
+    decode_partition_state,
+    decode_producer_id_block,
+    decode_topic_assignment,
+    delete_topic_path,
+    encode_controller,
+    encode_controller_epoch,
+    encode_entity_config,
+    encode_partition_state,
+    encode_producer_id_block,
+    encode_topic_assignment,
+    partition_state_path,
+    topic_config_path,
+    topic_path,
+)
+
+log = logging.getLogger("wirekafka.zk")
+
+REFRESH_SECONDS = 0.3
+NO_LEADER = -1
+
+
+class TopicAlreadyExists(Exception):
+    """Another broker (or client) created the topic first."""
+
+
+@dataclass(frozen=True, slots=True)
+class ZkTopic:
+    name: str
+    partitions: int
+    configs: dict[str, str]
+    replicas: dict[int, tuple[int, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    brokers: dict[int, tuple[str, int]]
+    topics: dict[str, ZkTopic]
+    leaders: dict[tuple[str, int], int]
+    controller_id: int
+
+
+class ZkCluster:
+    def __init__(self, session: ZkSession, broker_id: int) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self._snapshot = _Snapshot({}, {}, {}, NO_LEADER)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._controller_epoch = 0
+
+    # lifecycle
+
+    def start(self) -> None:
+        self.refresh()
+        self._thread = threading.Thread(target=self._run, name="zk-cluster", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        with contextlib.suppress(KazooException):
+            self._resign()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(REFRESH_SECONDS)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._elect()
+                if self._snapshot.controller_id == self.broker_id:
+                    self._control()
+                self.refresh()
+            except (KazooException, ZnodeFormatError, ZooKeeperError) as exc:
+                log.warning("ZooKeeper refresh failed: %s", exc)
+
+    def _watch(self, _event: object) -> None:
+        self._wake.set()
+
+    # the cache
+
+    def refresh(self) -> None:
+        client = self.session.client
+        brokers = {}
+        for child in client.get_children(BROKER_IDS_PATH, watch=self._watch):
+            with contextlib.suppress(NoNodeError, ValueError):
+                registration = decode_broker(client.get(broker_path(int(child)))[0])
+                endpoint = registration.plaintext_endpoint
+                if endpoint is not None and endpoint.host is not None:
+                    brokers[int(child)] = (endpoint.host, endpoint.port)
+        topics: dict[str, ZkTopic] = {}
+        leaders: dict[tuple[str, int], int] = {}
+        for name in client.get_children(TOPICS_PATH, watch=self._watch):
+            try:
+                assignment = decode_topic_assignment(
+                    client.get(topic_path(name), watch=self._watch)[0]
+                )
+            except (NoNodeError, ZnodeFormatError):
+                continue
+            configs: dict[str, str] = {}
+            with contextlib.suppress(NoNodeError, ZnodeFormatError):
+                configs = dict(decode_entity_config(client.get(topic_config_path(name))[0]).config)
+            replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
+            topics[name] = ZkTopic(name, len(replicas), configs, replicas)
+            for partition in replicas:
+                try:
+                    state = decode_partition_state(
+                        client.get(partition_state_path(name, partition), watch=self._watch)[0]
+                    )
+                    leaders[(name, partition)] = state.leader
+                except (NoNodeError, ZnodeFormatError):
+                    leaders[(name, partition)] = NO_LEADER
+        controller = NO_LEADER
+        with contextlib.suppress(NoNodeError, ZnodeFormatError):
+            controller = decode_controller(
+                client.get(CONTROLLER_PATH, watch=self._watch)[0]
+            ).broker_id
+        self._snapshot = _Snapshot(brokers, topics, leaders, controller)
+
+    def brokers(self) -> dict[int, tuple[str, int]]:
+        return self._snapshot.brokers
+
+    def controller_id(self) -> int:
+        return self._snapshot.controller_id
+
+    def topic(self, name: str) -> ZkTopic | None:
+        return self._snapshot.topics.get(name)
+
+    def topics(self) -> dict[str, ZkTopic]:
+        return self._snapshot.topics
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self._snapshot.leaders.get((topic, partition), NO_LEADER)
+
+    # admin writes (any broker)
+
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
+        """Assign replicas round robin over the live brokers, as Kafka's default
+        assignment does, and write the topic's config and assignment znodes.
+        Raises TopicAlreadyExists when the topic exists."""
+        live = sorted(self._snapshot.brokers) or [self.broker_id]
+        start = sum(name.encode()) % len(live)
+        replicas: dict[int, tuple[int, ...]] = {
+            p: (live[(start + p) % len(live)],) for p in range(partitions)
+        }
+        client = self.session.client
+        if client.exists(topic_path(name)):
+            raise TopicAlreadyExists(name)
+        client.ensure_path("/config/topics")
+        config_bytes = encode_entity_config(EntityConfig(dict(configs)))
+        try:
+            client.create(topic_config_path(name), config_bytes)
+        except NodeExistsError:
+            client.set(topic_config_path(name), config_bytes)
+        try:
+            client.create(topic_path(name), encode_topic_assignment(TopicAssignment(replicas)))
+        except NodeExistsError:
+            raise TopicAlreadyExists(name) from None
+        snapshot = self._snapshot
+        topics = dict(snapshot.topics)
+        topics[name] = ZkTopic(name, partitions, dict(configs), replicas)
+        self._snapshot = _Snapshot(
+            snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id
+        )
+        self._wake.set()
+
+    def request_deletion(self, name: str) -> None:
+        with contextlib.suppress(NodeExistsError):
+            self.session.client.create(delete_topic_path(name), b"", makepath=True)
+        snapshot = self._snapshot
+        topics = {k: v for k, v in snapshot.topics.items() if k != name}
+        self._snapshot = _Snapshot(
+            snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id
+        )
+        self._wake.set()
+
+    def allocate_producer_ids(self, count: int) -> range:
+        """The next block of ``/latest_producer_id_block``, claimed with a version check."""
+        client = self.session.client
+        client.ensure_path(PRODUCER_ID_BLOCK_PATH)
+        while True:
+            data, stat = client.get(PRODUCER_ID_BLOCK_PATH)
+            block = (
+                ProducerIdBlock.first(self.broker_id, count)
+                if not data
+                else decode_producer_id_block(data).next_block(self.broker_id, count)
+            )
+            try:
+                client.set(
+                    PRODUCER_ID_BLOCK_PATH, encode_producer_id_block(block), version=stat.version
+                )
+            except BadVersionError:
+                continue  # another broker took it first
+            return range(block.block_start, block.block_end + 1)
+
+    # the controller
+
+    def _elect(self) -> None:
+        client = self.session.client
+        if client.exists(CONTROLLER_PATH):
+            return
+        try:
+            client.create(
+                CONTROLLER_PATH,
+                encode_controller(ControllerRegistration(self.broker_id)),
+                ephemeral=True,
+            )
+        except NodeExistsError:
+            return
+        try:
+            data, stat = client.get(CONTROLLER_EPOCH_PATH)
+            epoch = decode_controller_epoch(data) + 1
+            client.set(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch), version=stat.version)
+        except NoNodeError:
+            epoch = 1
+            client.create(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch))
+        self._controller_epoch = epoch
+        self.refresh()
+        log.info("became the controller (epoch %d)", epoch)
+
+    def _resign(self) -> None:
+        client = self.session.client
+        with contextlib.suppress(NoNodeError):
+            data, _ = client.get(CONTROLLER_PATH)
+            if decode_controller(data).broker_id == self.broker_id:
+                client.delete(CONTROLLER_PATH)
+
+    def _control(self) -> None:
+        """Delete topics asked for, and give every partition its first live replica as leader."""
+        client = self.session.client
+        for name in client.get_children(DELETE_TOPICS_PATH, watch=self._watch):
+            client.delete(topic_path(name), recursive=True)
+            with contextlib.suppress(NoNodeError):
+                client.delete(topic_config_path(name))
+            client.delete(delete_topic_path(name))
+            log.info("controller: deleted topic %s", name)
+        snapshot = self._snapshot
+        live = snapshot.brokers
+        for name, topic in snapshot.topics.items():
+            for partition, replicas in topic.replicas.items():
+                leader = next((r for r in replicas if r in live), NO_LEADER)
+                path = partition_state_path(name, partition)
+                try:
+                    data, stat = client.get(path)
+                except NoNodeError:
+                    state = PartitionState(
+                        leader, 0, (leader,) if leader != NO_LEADER else (), self._controller_epoch
+                    )
+                    with contextlib.suppress(NodeExistsError):
+                        client.create(path, encode_partition_state(state), makepath=True)
+                    continue
+                current = decode_partition_state(data)
+                if current.leader != leader:
+                    state = PartitionState(
+                        leader,
+                        current.leader_epoch + 1,
+                        (leader,) if leader != NO_LEADER else (),
+                        self._controller_epoch,
+                    )
+                    with contextlib.suppress(BadVersionError):
+                        client.set(path, encode_partition_state(state), version=stat.version)
+                        log.info(
+                            "controller: %s-%d leader %d -> %d",
+                            name,
+                            partition,
+                            current.leader,
+                            leader,
+                        )

@@ -22,7 +22,15 @@ from interop_tests.protocol_client import ProtocolClient
 from interop_tests.zookeeper import ZooKeeper
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
+from wirekafka.protocol.messages.heartbeat import HeartbeatRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from wirekafka.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from wirekafka.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 
 SESSION_TIMEOUT_MS = 4000
 TIMEOUT_S = 60.0
@@ -259,3 +267,75 @@ def test_topic_deletion_goes_through_zookeeper(cluster: Cluster) -> None:
             ),
             f"broker {broker.data_dir} to remove its partitions",
         )
+
+
+def _coordinator(cluster: Cluster, group: str) -> tuple[Broker, list[Broker]]:
+    """The group's coordinator (asked through FindCoordinator v0), and the others."""
+    any_broker = cluster.brokers[0]
+
+    def found() -> bool:
+        with ProtocolClient(*any_broker.address, timeout_s=TIMEOUT_S) as client:
+            answer = client.request(ApiKey.FIND_COORDINATOR, 0, FindCoordinatorRequest(key=group))
+        return answer.error_code == ErrorCode.NONE
+
+    wait_for(found, "a coordinator for the group")
+    with ProtocolClient(*any_broker.address, timeout_s=TIMEOUT_S) as client:
+        answer = client.request(ApiKey.FIND_COORDINATOR, 0, FindCoordinatorRequest(key=group))
+    coordinator = cluster.brokers[answer.node_id]
+    assert (answer.host, answer.port) == coordinator.address
+    return coordinator, [b for n, b in cluster.brokers.items() if n != answer.node_id]
+
+
+def test_offset_commit_v0_goes_to_zookeeper_and_others_refuse_the_group(
+    cluster: Cluster,
+) -> None:
+    create_topic(cluster.brokers[0].bootstrap, "zk-offsets", 2)
+    wait_for(lambda: -1 not in cluster.leaders("zk-offsets", 2), "leaders")
+    coordinator, others = _coordinator(cluster, "old-group")
+    commit = OffsetCommitRequest(
+        group_id="old-group",
+        topics=[
+            OffsetCommitRequestTopic(
+                name="zk-offsets",
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=42, committed_metadata=""
+                    ),
+                    OffsetCommitRequestPartition(
+                        partition_index=1, committed_offset=7, committed_metadata=""
+                    ),
+                ],
+            )
+        ],
+    )
+    with ProtocolClient(*coordinator.address, timeout_s=TIMEOUT_S) as client:
+        # NOT_COORDINATOR until the coordinator's cache has caught up with ZooKeeper
+        wait_for(
+            lambda: (
+                [
+                    p.error_code
+                    for p in client.request(ApiKey.OFFSET_COMMIT, 0, commit).topics[0].partitions
+                ]
+                == [0, 0]
+            ),
+            "the commit to be accepted",
+        )
+        fetched = client.request(
+            ApiKey.OFFSET_FETCH,
+            0,
+            OffsetFetchRequest(
+                group_id="old-group",
+                topics=[OffsetFetchRequestTopic(name="zk-offsets", partition_indexes=[0, 1])],
+            ),
+        )
+    assert [p.committed_offset for p in fetched.topics[0].partitions] == [42, 7]
+    assert cluster.kazoo.get("/consumers/old-group/offsets/zk-offsets/0")[0] == b"42"
+    assert cluster.kazoo.get("/consumers/old-group/offsets/zk-offsets/1")[0] == b"7"
+    # a broker that does not coordinate the group says so
+    with ProtocolClient(*others[0].address, timeout_s=TIMEOUT_S) as client:
+        answer = client.request(
+            ApiKey.HEARTBEAT,
+            0,
+            HeartbeatRequest(group_id="old-group", generation_id=1, member_id="m"),
+        )
+    assert answer.error_code == ErrorCode.NOT_COORDINATOR

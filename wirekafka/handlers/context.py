@@ -48,6 +48,7 @@ class BrokerContext:
     endpoint: BrokerEndpoint
     cluster: ClusterView
     groups: GroupRuntime
+    zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
 
 
@@ -106,6 +107,7 @@ def open_broker_context(
         endpoint=endpoint,
         cluster=cluster,
         groups=groups,
+        zookeeper=zookeeper,
     )
 
 

@@ -112,6 +112,10 @@ class GroupRuntime:
                 "__consumer_offsets",
             )
 
+    def coordinates(self, group_id: str) -> bool:
+        """False on a broker of a cluster that is not this group's coordinator."""
+        return self.offsets_log.leads(group_id)
+
     # calls into the coordinator
 
     async def held(self, call: Callable[[object], R | None]) -> R:

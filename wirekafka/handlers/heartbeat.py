@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from wirekafka.protocol.rpc import Request
 
 
 async def handle_heartbeat(ctx: BrokerContext, request: Request) -> HeartbeatResponse:
     body: HeartbeatRequest = request.body
+    if not ctx.groups.coordinates(body.group_id):
+        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.NOT_COORDINATOR)
     error = ctx.groups.coordinator.heartbeat(
         body.group_id, body.generation_id, body.member_id, body.group_instance_id, ctx.clock()
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wirekafka.groups.coordinator import JoinRequest, JoinResult
 from wirekafka.handlers.context import BrokerContext, client_host
+from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupResponse,
@@ -54,5 +55,7 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         require_known_member_id=request.version >= FIRST_MEMBER_ID_REQUIRED_VERSION,
     )
     groups = ctx.groups
+    if not groups.coordinates(body.group_id):
+        return join_response(JoinResult(ErrorCode.NOT_COORDINATOR), request.version)
     result = await groups.held(lambda reply: groups.coordinator.join(joining, ctx.clock(), reply))
     return join_response(result, request.version)

@@ -1,4 +1,5 @@
-"""OffsetCommit: store a group's offsets in ``__consumer_offsets``, every version.
+"""OffsetCommit: store a group's offsets in ``__consumer_offsets``, every version
+(v0 in ZooKeeper when the broker has one, as Kafka 0.8.1 did).
 
 v0 and v1 commit outside membership too (generation -1, empty member id) while
 the group has no members, as simple consumers and pykafka do; v1 carries a
@@ -6,6 +7,8 @@ commit timestamp per partition, v2-v4 a retention time.
 """
 
 from __future__ import annotations
+
+import trio
 
 from wirekafka.groups.offset_store import NO_EXPIRY, CommittedOffset
 from wirekafka.handlers.context import BrokerContext
@@ -50,8 +53,12 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     groups = ctx.groups
     generation = body.generation_id_or_member_epoch if version >= 1 else -1
     member_id = body.member_id if version >= 1 else ""
-    allowed = groups.coordinator.check_commit(
-        body.group_id, generation, member_id, body.group_instance_id, now
+    allowed = (
+        groups.coordinator.check_commit(
+            body.group_id, generation, member_id, body.group_instance_id, now
+        )
+        if groups.coordinates(body.group_id)
+        else ErrorCode.NOT_COORDINATOR
     )
     groups.deliver()
     errors: dict[tuple[str, int], ErrorCode] = {}
@@ -83,7 +90,12 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
                 commit_timestamp_ms=timestamp,
                 expire_timestamp_ms=expire,
             )
-    if accepted:
+    if accepted and version == 0 and ctx.zookeeper is not None:
+        # v0 means ZooKeeper: /consumers/<group>/offsets/<topic>/<partition>
+        offsets = {key: value.offset for key, value in accepted.items()}
+        await trio.to_thread.run_sync(ctx.zookeeper.commit_offsets_v0, body.group_id, offsets)
+        errors.update(dict.fromkeys(accepted, ErrorCode.NONE))
+    elif accepted:
         stored = groups.commit(body.group_id, accepted)
         for key in accepted:
             errors[key] = stored

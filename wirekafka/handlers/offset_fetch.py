@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from wirekafka.groups.offset_store import CommittedOffset
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
@@ -45,19 +47,53 @@ def _topics(
 ) -> list[Any]:
     """The answer for one group, in the classes of the version asked (v0-v7 or v8+)."""
     topics = []
+    error = ErrorCode.NONE if ctx.groups.coordinates(group_id) else ErrorCode.NOT_COORDINATOR
     for topic, partitions in _lookup(ctx, group_id, asked):
+        if error:
+            partitions = [(partition, None) for partition, _ in partitions]
         entries = [
             partition_cls(
                 partition_index=partition,
                 committed_offset=NO_OFFSET if found is None else found.offset,
                 committed_leader_epoch=-1 if found is None else found.leader_epoch,
                 metadata="" if found is None else found.metadata,
-                error_code=ErrorCode.NONE,
+                error_code=error,
             )
             for partition, found in partitions
         ]
         topics.append(topic_cls(name=topic, partitions=entries))  # type: ignore[arg-type]
     return topics
+
+
+async def _fetch_from_zookeeper(
+    ctx: BrokerContext, group_id: str, asked: list[tuple[str, list[int]]]
+) -> OffsetFetchResponse:
+    """OffsetFetch v0 with ZooKeeper: offsets from /consumers/<group>/offsets/."""
+    assert ctx.zookeeper is not None
+    wanted = [(topic, p) for topic, partitions in asked for p in partitions]
+    found = await trio.to_thread.run_sync(ctx.zookeeper.fetch_offsets_v0, group_id, wanted)
+    return OffsetFetchResponse(
+        throttle_time_ms=0,
+        topics=[
+            OffsetFetchResponseTopic(
+                name=topic,
+                partitions=[
+                    OffsetFetchResponsePartition(
+                        partition_index=p,
+                        committed_offset=found.get((topic, p), NO_OFFSET),
+                        metadata="",
+                        error_code=ErrorCode.NONE,
+                    )
+                    for p in partitions
+                ],
+            )
+            for topic, partitions in asked
+        ],
+    )
+
+
+def _group_error(ctx: BrokerContext, group_id: str) -> ErrorCode:
+    return ErrorCode.NONE if ctx.groups.coordinates(group_id) else ErrorCode.NOT_COORDINATOR
 
 
 async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFetchResponse:
@@ -75,7 +111,7 @@ async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFet
                     OffsetFetchResponseTopics,
                     OffsetFetchResponsePartitions,
                 ),
-                error_code=ErrorCode.NONE,
+                error_code=_group_error(ctx, group.group_id),
             )
             for group in body.groups
         ]
@@ -83,10 +119,12 @@ async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFet
     asked = (
         None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
     )
+    if request.version == 0 and ctx.zookeeper is not None and asked is not None:
+        return await _fetch_from_zookeeper(ctx, body.group_id, asked)
     return OffsetFetchResponse(
         throttle_time_ms=0,
         topics=_topics(
             ctx, body.group_id, asked, OffsetFetchResponseTopic, OffsetFetchResponsePartition
         ),
-        error_code=ErrorCode.NONE,
+        error_code=_group_error(ctx, body.group_id),
     )

@@ -79,6 +79,12 @@ class OffsetsLog:
         else:
             self.partitions = existing.partitions  # the topic's count rules once it exists
 
+    def leads(self, group_id: str) -> bool:
+        """Whether this broker coordinates the group: it leads the group's partition."""
+        self.ensure_topic()
+        partition = self.partition_of(group_id)
+        return self.topics.cluster.leader(OFFSETS_TOPIC, partition) == self.topics.broker_id
+
     def partition_of(self, group_id: str) -> int:
         return partition_for_group(group_id, self.partitions)
 

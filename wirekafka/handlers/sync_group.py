@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from wirekafka.protocol.rpc import Request
 
@@ -10,6 +11,8 @@ from wirekafka.protocol.rpc import Request
 async def handle_sync_group(ctx: BrokerContext, request: Request) -> SyncGroupResponse:
     body: SyncGroupRequest = request.body
     groups = ctx.groups
+    if not groups.coordinates(body.group_id):
+        return SyncGroupResponse(throttle_time_ms=0, error_code=ErrorCode.NOT_COORDINATOR)
     assignments = {a.member_id: bytes(a.assignment) for a in body.assignments}
     result = await groups.held(
         lambda reply: groups.coordinator.sync(

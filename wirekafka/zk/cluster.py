@@ -34,7 +34,9 @@ from wirekafka.zk.znodes import (
     TopicAssignment,
     ZnodeFormatError,
     broker_path,
+    consumer_offset_path,
     decode_broker,
+    decode_consumer_offset,
     decode_controller,
     decode_controller_epoch,
     decode_entity_config,
@@ -42,6 +44,7 @@ from wirekafka.zk.znodes import (
     decode_producer_id_block,
     decode_topic_assignment,
     delete_topic_path,
+    encode_consumer_offset,
     encode_controller,
     encode_controller_epoch,
     encode_entity_config,
@@ -310,3 +313,29 @@ class ZkCluster:
                             current.leader,
                             leader,
                         )
+
+    # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
+
+    def commit_offsets_v0(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
+        client = self.session.client
+        for (topic, partition), offset in offsets.items():
+            path = consumer_offset_path(group, topic, partition)
+            data = encode_consumer_offset(offset)
+            try:
+                client.set(path, data)
+            except NoNodeError:
+                with contextlib.suppress(NodeExistsError):
+                    client.create(path, data, makepath=True)
+                    continue
+                client.set(path, data)
+
+    def fetch_offsets_v0(
+        self, group: str, partitions: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        client = self.session.client
+        found = {}
+        for topic, partition in partitions:
+            with contextlib.suppress(NoNodeError, ZnodeFormatError):
+                data, _ = client.get(consumer_offset_path(group, topic, partition))
+                found[(topic, partition)] = decode_consumer_offset(data)
+        return found

@@ -618,3 +618,48 @@ def test_deleted_groups_stay_deleted_after_a_restart(gb):
     assert describe(gb, 5, "g")[0].group_state == "Dead"
     # a new group of the same name starts from generation 1
     assert join_member(gb, 7).generation_id == 1
+
+
+# -- expiry of committed offsets (offsets.retention.minutes)
+
+
+@pytest.fixture
+def expiring(tmp_path) -> Iterator[TestBroker]:
+    made = TestBroker(tmp_path / "logs", {**PROPS, "offsets.retention.minutes": "1"})
+    made.create_topic("t", partitions=2)
+    yield made
+    made.close()
+
+
+def test_offsets_of_an_empty_group_expire_after_the_retention(expiring: TestBroker) -> None:
+    assert commit(expiring, 2, {("t", 0): 5}) == {("t", 0): ErrorCode.NONE}
+    expiring.clock.advance(59_000)
+    assert expiring.ctx.groups.expire_offsets() == 0
+    assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == 5
+    expiring.clock.advance(2_000)
+    assert expiring.ctx.groups.expire_offsets() == 1
+    assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1
+    expiring.restart()  # the tombstone was written: the offset stays gone
+    assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1
+
+
+def test_offsets_of_a_group_with_members_do_not_expire(expiring: TestBroker) -> None:
+    member, generation = stable_member(expiring)
+    assert commit(expiring, 2, {("t", 1): 9}, generation=generation, member=member) == {
+        ("t", 1): ErrorCode.NONE
+    }
+    expiring.clock.advance(10 * 60_000)
+    assert expiring.ctx.groups.expire_offsets() == 0
+    assert fetch(expiring, 3, {"t": [1]})[("t", 1)][0] == 9
+
+
+def test_a_v2_retention_time_sets_its_own_expiry(expiring: TestBroker) -> None:
+    request = commit_request(2, {("t", 0): 7})
+    request.retention_time_ms = 5_000
+    response = expiring.call(ApiKey.OFFSET_COMMIT, 2, request)
+    assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
+    expiring.clock.advance(4_000)
+    assert expiring.ctx.groups.expire_offsets() == 0
+    expiring.clock.advance(2_000)
+    assert expiring.ctx.groups.expire_offsets() == 1
+    assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1

@@ -245,6 +245,25 @@ class GroupCoordinator:
         self._rebalance(group, now_ms)
         return None
 
+    def _member_of(
+        self, group_id: str, generation_id: int, member_id: str, instance: str | None
+    ) -> tuple[Group, Member] | ErrorCode:
+        """The group and member a SyncGroup, Heartbeat or OffsetCommit speaks for,
+        or why it speaks for none: an unknown member, a fenced instance, a stale
+        generation."""
+        group = self.groups.get(group_id)
+        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        fenced = self._fenced(group, member_id, instance)
+        if fenced is not None:
+            return fenced
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return group, member
+
     def _fenced(self, group: Group, member_id: str, instance: str | None) -> ErrorCode | None:
         if instance is None:
             return None
@@ -278,12 +297,17 @@ class GroupCoordinator:
                 return
             group.initial_delay_ms = 0
             group.rebalance_deadline_ms = now_ms + self._rebalance_timeout(group)
-        if (
+        if self._ready_to_complete(group):
+            self._complete_join(group, now_ms)
+
+    @staticmethod
+    def _ready_to_complete(group: Group) -> bool:
+        """Every member has rejoined and no initial delay is running."""
+        return (
             group.state == GroupState.PREPARING_REBALANCE
             and not group.initial_delay_ms
             and group.all_joined()
-        ):
-            self._complete_join(group, now_ms)
+        )
 
     def _rebalance_timeout(self, group: Group) -> int:
         return max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
@@ -357,8 +381,7 @@ class GroupCoordinator:
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self._rebalance(group, now_ms)
         elif group.state == GroupState.PREPARING_REBALANCE and (
-            (not group.members and not group.pending_members)
-            or (group.all_joined() and not group.initial_delay_ms)
+            (not group.members and not group.pending_members) or self._ready_to_complete(group)
         ):
             self._complete_join(group, now_ms)
 
@@ -379,17 +402,10 @@ class GroupCoordinator:
         now_ms: int,
         reply_to: object,
     ) -> SyncResult | None:
-        group = self.groups.get(group_id)
-        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
-            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
-        fenced = self._fenced(group, member_id, group_instance_id)
-        if fenced is not None:
-            return SyncResult(fenced)
-        member = group.members.get(member_id)
-        if member is None:
-            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
-        if generation_id != group.generation_id:
-            return SyncResult(ErrorCode.ILLEGAL_GENERATION)
+        found = self._member_of(group_id, generation_id, member_id, group_instance_id)
+        if isinstance(found, ErrorCode):
+            return SyncResult(found)
+        group, member = found
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
             protocol_name is not None and protocol_name != group.protocol_name
         ):
@@ -430,17 +446,10 @@ class GroupCoordinator:
         group_instance_id: str | None,
         now_ms: int,
     ) -> ErrorCode:
-        group = self.groups.get(group_id)
-        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        fenced = self._fenced(group, member_id, group_instance_id)
-        if fenced is not None:
-            return fenced
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
+        found = self._member_of(group_id, generation_id, member_id, group_instance_id)
+        if isinstance(found, ErrorCode):
+            return found
+        group, member = found
         member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
         if group.state == GroupState.PREPARING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
@@ -459,11 +468,7 @@ class GroupCoordinator:
             return fenced
         if member_id in group.pending_members:
             del group.pending_members[member_id]
-            if (
-                group.state == GroupState.PREPARING_REBALANCE
-                and group.all_joined()
-                and not group.initial_delay_ms
-            ):
+            if self._ready_to_complete(group):
                 self._complete_join(group, now_ms)
             return ErrorCode.NONE
         member = group.members.get(member_id)
@@ -494,20 +499,12 @@ class GroupCoordinator:
             return (
                 ErrorCode.NONE if group.state == GroupState.EMPTY else ErrorCode.UNKNOWN_MEMBER_ID
             )
-        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
-            return (
-                ErrorCode.UNKNOWN_MEMBER_ID
-                if group is not None or member_id
-                else ErrorCode.ILLEGAL_GENERATION
-            )
-        fenced = self._fenced(group, member_id, group_instance_id)
-        if fenced is not None:
-            return fenced
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id != group.generation_id:
+        if group is None and not member_id:
             return ErrorCode.ILLEGAL_GENERATION
+        found = self._member_of(group_id, generation_id, member_id, group_instance_id)
+        if isinstance(found, ErrorCode):
+            return found
+        group, member = found
         if group.state == GroupState.COMPLETING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
         member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
@@ -559,10 +556,5 @@ class GroupCoordinator:
                 waiting = member.join_reply is not None or member.sync_reply is not None
                 if not waiting and member.heartbeat_deadline_ms <= now_ms:
                     self._member_gone(group, member, now_ms)
-            if (
-                group.state == GroupState.PREPARING_REBALANCE
-                and not group.initial_delay_ms
-                and group.members
-                and group.all_joined()
-            ):
+            if group.members and self._ready_to_complete(group):
                 self._complete_join(group, now_ms)

@@ -49,8 +49,9 @@ def _describe(header: RequestHeader | None) -> str:
     return f"{name} v{header.api_version} (correlation id {header.correlation_id})"
 
 
-async def _respond(host: ConnectionHost, frame: bytearray) -> list[Any] | None:
-    header = peek_request_header(frame)
+async def _respond(
+    host: ConnectionHost, frame: bytearray, header: RequestHeader
+) -> list[Any] | None:
     api = api_for(header.api_key)
     if api is None:
         raise ProtocolError("unknown api key")
@@ -60,10 +61,7 @@ async def _respond(host: ConnectionHost, frame: bytearray) -> list[Any] | None:
             return encode_response_parts(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
         raise ProtocolError(f"version not served (v{api.min_version}-v{api.max_version} are)")
     request = decode_request(frame)
-    handler = HANDLERS.get(header.api_key)
-    if handler is None:
-        raise CloseConnection(f"{api.name} is not served by this broker yet")
-    response = await handler(host.context, request)
+    response = await HANDLERS[header.api_key](host.context, request)
     if response is None:
         return None
     return encode_response_parts(
@@ -105,9 +103,9 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
                     return
                 decoder.receive_data(data)
                 continue
-            header = None
+            header = None  # a header that cannot be read is not the last request's
             header = peek_request_header(frame)
-            parts = await _respond(host, frame)
+            parts = await _respond(host, frame, header)
             if parts is not None:
                 await send_parts(stream, parts)
     except (ProtocolError, CloseConnection) as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.describe_configs import SOURCE_DEFAULT_CONFIG, SOURCE_TOPIC_CONFIG
 from wirekafka.handlers.topics import TopicError
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_topics import (
@@ -16,8 +17,6 @@ from wirekafka.protocol.rpc import Request
 from wirekafka.storage.config import topic_properties
 
 DEFAULT_FROM_BROKER = -1
-SOURCE_TOPIC_CONFIG = 1
-SOURCE_DEFAULT_CONFIG = 5
 
 
 def _partition_count(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, int] | TopicError:

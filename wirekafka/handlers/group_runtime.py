@@ -15,7 +15,7 @@ from wirekafka.groups.group import Group
 from wirekafka.groups.offset_store import CommittedOffset, OffsetStore
 from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
 from wirekafka.groups.state import GroupState
-from wirekafka.handlers.offsets_log import LoadedGroup, LoadedOffset, OffsetsLog
+from wirekafka.handlers.offsets_log import OFFSETS_TOPIC, LoadedGroup, LoadedOffset, OffsetsLog
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import Clock
 
@@ -109,7 +109,7 @@ class GroupRuntime:
                 "loaded %d groups and the offsets of %d from %s",
                 len(self.coordinator.groups),
                 len(self.offsets.groups()),
-                "__consumer_offsets",
+                OFFSETS_TOPIC,
             )
 
     def coordinates(self, group_id: str) -> bool:

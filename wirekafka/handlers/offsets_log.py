@@ -29,7 +29,7 @@ from wirekafka.handlers.topics import TopicManager
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
-from wirekafka.storage.log import Clock, ReadResult
+from wirekafka.storage.log import Clock, ReadResult, StorageError
 
 log = logging.getLogger("wirekafka.groups")
 
@@ -69,15 +69,11 @@ class OffsetsLog:
         return existing is not None
 
     def ensure_topic(self) -> None:
-        existing = self.topics.topic(OFFSETS_TOPIC)
-        if existing is None:
-            failed = self.topics.create_topic(
-                OFFSETS_TOPIC, self.partitions, 1, OFFSETS_TOPIC_CONFIGS
-            )
-            if failed is not None:
-                raise RuntimeError(f"cannot create {OFFSETS_TOPIC}: {failed.message}")
-        else:
-            self.partitions = existing.partitions  # the topic's count rules once it exists
+        if self.exists():
+            return
+        failed = self.topics.create_topic(OFFSETS_TOPIC, self.partitions, 1, OFFSETS_TOPIC_CONFIGS)
+        if failed is not None:
+            raise RuntimeError(f"cannot create {OFFSETS_TOPIC}: {failed.message}")
 
     def leads(self, group_id: str) -> bool:
         """Whether this broker coordinates the group: it leads the group's partition."""
@@ -99,7 +95,7 @@ class OffsetsLog:
         records = [Record(i, now, key, value) for i, (key, value) in enumerate(entries)]
         try:
             found.append(bytearray(encode_batch(records)))
-        except Exception as exc:  # StorageError: the commit is not stored
+        except StorageError as exc:  # the commit is not stored
             log.error("writing to %s failed: %s", OFFSETS_TOPIC, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NONE

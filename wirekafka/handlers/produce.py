@@ -24,6 +24,7 @@ from wirekafka.protocol.messages.produce import (
 )
 from wirekafka.protocol.records.compression import COMPRESSION_MASK, CompressionType
 from wirekafka.protocol.records.convert import message_set_to_batch
+from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
     MAGIC,
     MAGIC_OFFSET,
@@ -125,7 +126,7 @@ def _upconvert(ctx: BrokerContext, data: memoryview) -> bytearray:
                 ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs record batches (magic 2)"
             )
         (size,) = _MESSAGE_SIZE.unpack_from(data, position + 8)
-        position += 12 + max(size, 0)
+        position += LOG_OVERHEAD + max(size, 0)
     try:
         converted = message_set_to_batch(data, base_offset=0)
     except ProtocolError as exc:

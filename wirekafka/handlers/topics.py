@@ -7,7 +7,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from wirekafka.config import BrokerConfig
+from wirekafka.config import MAX_TOPIC_PARTITIONS, BrokerConfig
 from wirekafka.handlers.cluster import ClusterView, TopicStore
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.cluster_metadata import TopicDefinition
@@ -113,10 +113,10 @@ class TopicManager:
             return invalid
         if self.metadata.topic(name) is not None:
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-        if not 1 <= partitions <= 100_000:
+        if not 1 <= partitions <= MAX_TOPIC_PARTITIONS:
             return TopicError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"number of partitions {partitions} must be 1 to 100000",
+                f"number of partitions {partitions} must be 1 to {MAX_TOPIC_PARTITIONS}",
             )
         if replication_factor != 1:
             return TopicError(

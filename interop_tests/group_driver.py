@@ -75,6 +75,14 @@ def parse_command(line: str) -> tuple[str, dict[int, int]]:
     return name, offsets
 
 
+def next_command(commands: queue.Queue) -> tuple[str, dict[int, int]]:
+    """The next command from stdin, or ("", {}) when none is waiting."""
+    try:
+        return parse_command(commands.get_nowait())
+    except queue.Empty:
+        return "", {}
+
+
 def key_text(key: bytes | None) -> str | None:
     return None if key is None else key.decode("utf-8", "replace")
 
@@ -147,6 +155,16 @@ def run_kafka_python(config: dict, commands: queue.Queue) -> None:
         return OffsetAndMetadata(offset, "")
 
     consumer = KafkaConsumer(**options)
+
+    def commit(offsets: dict[int, int]) -> None:
+        try:
+            consumer.commit(
+                {TopicPartition(topic, p): offset_and_metadata(o) for p, o in offsets.items()}
+            )
+            emit({"type": "committed", "offsets": offsets})
+        except Exception as exc:
+            emit({"type": "commit_error", "error": repr(exc)})
+
     # Know the topic's partitions before joining. Otherwise a leader may first assign
     # nothing, then rejoin on the metadata update; kafka-python 3.0.12 can then strand
     # that leader if a poll() times out while its SyncGroup is in flight (its need_rejoin()
@@ -156,23 +174,11 @@ def run_kafka_python(config: dict, commands: queue.Queue) -> None:
     emit({"type": "started"})
     try:
         while True:
-            try:
-                name, offsets = parse_command(commands.get_nowait())
-            except queue.Empty:
-                name, offsets = "", {}
+            name, offsets = next_command(commands)
             if name == "close":
                 break
             if name == "commit":
-                try:
-                    consumer.commit(
-                        {
-                            TopicPartition(topic, p): offset_and_metadata(o)
-                            for p, o in offsets.items()
-                        }
-                    )
-                    emit({"type": "committed", "offsets": offsets})
-                except Exception as exc:
-                    emit({"type": "commit_error", "error": repr(exc)})
+                commit(offsets)
             batch = consumer.poll(timeout_ms=int(POLL_S * 1000))
             records = [
                 [r.partition, r.offset, key_text(r.key)] for rs in batch.values() for r in rs
@@ -180,17 +186,7 @@ def run_kafka_python(config: dict, commands: queue.Queue) -> None:
             if records:
                 emit({"type": "records", "records": records})
                 if config.get("commit") == "batch":
-                    positions = {tp.partition: rs[-1].offset + 1 for tp, rs in batch.items() if rs}
-                    try:
-                        consumer.commit(
-                            {
-                                TopicPartition(topic, p): offset_and_metadata(o)
-                                for p, o in positions.items()
-                            }
-                        )
-                        emit({"type": "committed", "offsets": positions})
-                    except Exception as exc:
-                        emit({"type": "commit_error", "error": repr(exc)})
+                    commit({tp.partition: rs[-1].offset + 1 for tp, rs in batch.items() if rs})
     finally:
         consumer.close()
     emit({"type": "closed"})
@@ -227,25 +223,27 @@ def run_confluent(config: dict, commands: queue.Queue) -> None:
         owned.change("lost", [tp.partition for tp in partitions])
 
     consumer = Consumer(options)
+
+    def commit(offsets: dict[int, int], *, quiet_if_nothing: bool = False) -> None:
+        try:
+            consumer.commit(
+                offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                asynchronous=False,
+            )
+            emit({"type": "committed", "offsets": offsets})
+        except KafkaException as exc:
+            if not (quiet_if_nothing and exc.args[0].code() == KafkaError._NO_OFFSET):
+                emit({"type": "commit_error", "error": repr(exc)})
+
     consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
     emit({"type": "started"})
     try:
         while True:
-            try:
-                name, offsets = parse_command(commands.get_nowait())
-            except queue.Empty:
-                name, offsets = "", {}
+            name, offsets = next_command(commands)
             if name == "close":
                 break
             if name == "commit":
-                try:
-                    consumer.commit(
-                        offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
-                        asynchronous=False,
-                    )
-                    emit({"type": "committed", "offsets": offsets})
-                except KafkaException as exc:
-                    emit({"type": "commit_error", "error": repr(exc)})
+                commit(offsets)
             messages = consumer.consume(num_messages=500, timeout=POLL_S)
             records = []
             positions: dict[int, int] = {}
@@ -258,15 +256,7 @@ def run_confluent(config: dict, commands: queue.Queue) -> None:
             if records:
                 emit({"type": "records", "records": records})
                 if config.get("commit") == "batch":
-                    try:
-                        consumer.commit(
-                            offsets=[TopicPartition(topic, p, o) for p, o in positions.items()],
-                            asynchronous=False,
-                        )
-                        emit({"type": "committed", "offsets": positions})
-                    except KafkaException as exc:
-                        if exc.args[0].code() != KafkaError._NO_OFFSET:
-                            emit({"type": "commit_error", "error": repr(exc)})
+                    commit(positions, quiet_if_nothing=True)
     finally:
         consumer.close()
     emit({"type": "closed"})
@@ -327,10 +317,7 @@ def run_aiokafka(config: dict, commands: queue.Queue) -> None:
             consumer.subscribe([topic], listener=Listener())
             emit({"type": "started"})
             while True:
-                try:
-                    name, offsets = parse_command(commands.get_nowait())
-                except queue.Empty:
-                    name, offsets = "", {}
+                name, offsets = next_command(commands)
                 if name == "close":
                     break
                 if name == "commit":

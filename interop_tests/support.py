@@ -181,6 +181,20 @@ def assert_same_records(
     assert not problems, (what + ": " if what else "") + "\n".join(problems)
 
 
+def assert_acknowledged_in_order(
+    samples: Sequence[Sample], acks: Iterable[tuple[int, int]]
+) -> None:
+    """Per partition, the acknowledged (partition, offset) pairs are 0, 1, 2... in send order."""
+    next_offset: dict[int, int] = {}
+    for sample, (partition, offset) in zip(samples, acks, strict=True):
+        assert partition == sample.partition
+        expected = next_offset.get(partition, 0)
+        assert offset == expected, (
+            f"partition {partition}: acknowledged offset {offset}, expected {expected}"
+        )
+        next_offset[partition] = expected + 1
+
+
 def first_offset_at_or_after(records: Sequence[Got], partition: int, timestamp: int) -> int | None:
     """The offset ListOffsets must give for ``timestamp``: the first record at or after it."""
     for record in records:

@@ -14,6 +14,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import UnknownTopicOrPartitionError
 
+from interop_tests import support
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.support import (
@@ -66,14 +67,8 @@ async def produce(
 
 
 def assert_acknowledged_in_order(samples: Sequence[Sample], metadata: Sequence) -> None:
-    next_offset: dict[int, int] = {}
-    for sample, meta in zip(samples, metadata, strict=True):
-        assert meta.partition == sample.partition
-        expected = next_offset.get(sample.partition, 0)
-        assert meta.offset == expected, (
-            f"partition {sample.partition}: acknowledged offset {meta.offset}, expected {expected}"
-        )
-        next_offset[sample.partition] = expected + 1
+    """Per partition, the acknowledged offsets are 0, 1, 2... in send order."""
+    support.assert_acknowledged_in_order(samples, [(m.partition, m.offset) for m in metadata])
 
 
 def new_consumer(bootstrap: str, **config) -> AIOKafkaConsumer:

@@ -32,6 +32,7 @@ from interop_tests.support import (
     Deadline,
     Got,
     Sample,
+    assert_acknowledged_in_order,
     assert_same_records,
     make_samples,
 )
@@ -84,19 +85,6 @@ def produce(
     assert remaining == 0, f"{remaining} messages not delivered within {TIMEOUT_S} s"
     assert not errors, f"{len(errors)} delivery errors, the first: {errors[0]}"
     return [delivered[i] for i in range(len(samples))]
-
-
-def assert_acknowledged_in_order(
-    samples: Sequence[Sample], delivered: Sequence[tuple[int, int]]
-) -> None:
-    next_offset: dict[int, int] = {}
-    for sample, (partition, offset) in zip(samples, delivered, strict=True):
-        assert partition == sample.partition
-        expected = next_offset.get(partition, 0)
-        assert offset == expected, (
-            f"partition {partition}: acknowledged offset {offset}, expected {expected}"
-        )
-        next_offset[partition] = expected + 1
 
 
 @contextmanager

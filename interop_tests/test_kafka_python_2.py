@@ -26,6 +26,7 @@ from interop_tests.support import (
     RECORDS,
     Got,
     Sample,
+    assert_acknowledged_in_order,
     assert_same_records,
     by_partition,
     got_from_json,
@@ -93,19 +94,6 @@ def produce(
         }
     )
     return [(p, o) for p, o in answer["acks"]]
-
-
-def assert_acknowledged_in_order(
-    samples: Sequence[Sample], acks: Sequence[tuple[int, int]]
-) -> None:
-    next_offset: dict[int, int] = {}
-    for sample, (partition, offset) in zip(samples, acks, strict=True):
-        assert partition == sample.partition
-        expected = next_offset.get(partition, 0)
-        assert offset == expected, (
-            f"partition {partition}: acknowledged offset {offset}, expected {expected}"
-        )
-        next_offset[partition] = expected + 1
 
 
 def consume(

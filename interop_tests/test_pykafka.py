@@ -33,6 +33,7 @@ from interop_tests.support import (
     Deadline,
     Got,
     Sample,
+    assert_acknowledged_in_order,
     assert_same_records,
     make_samples,
 )
@@ -103,19 +104,6 @@ def produce(
         acked[message.partition_key] = (message.partition_id, message.offset)
     assert len(acked) == len(samples), f"{len(acked)} delivery reports for {len(samples)} records"
     return [acked[s.key] for s in samples]  # type: ignore[index]
-
-
-def assert_acknowledged_in_order(
-    samples: Sequence[Sample], acks: Sequence[tuple[int, int]]
-) -> None:
-    next_offset: dict[int, int] = {}
-    for sample, (partition, offset) in zip(samples, acks, strict=True):
-        assert partition == sample.partition
-        expected = next_offset.get(partition, 0)
-        assert offset == expected, (
-            f"partition {partition}: acknowledged offset {offset}, expected {expected}"
-        )
-        next_offset[partition] = expected + 1
 
 
 @contextmanager

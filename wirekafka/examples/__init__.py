@@ -1,0 +1,1 @@
+"""Example pipelines that run on wirekafka (``python -m wirekafka.examples.<name>``)."""

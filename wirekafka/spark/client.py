@@ -1,0 +1,221 @@
+"""The Kafka client side of the Spark source and sink, on librdkafka (confluent-kafka).
+
+The driver uses :class:`KafkaMetadata` to find the partitions a subscription
+covers and their log bounds (Metadata and ListOffsets through the admin
+client). Executors read one offset range each with :func:`read_range`
+(assign, seek, fetch; no group membership and no commits, as Spark's
+executors do) and write rows with :class:`RowProducer`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from wirekafka.spark.offsets import DATA_LOSS_ADVICE, DataLossError, LogBounds, OffsetRange
+from wirekafka.spark.options import Assign, Subscription
+from wirekafka.spark.options import TopicPartition as Partition
+
+FETCH_BATCH_RECORDS = 10_000
+_POLL_STEP_S = 1.0
+
+
+class KafkaClientError(RuntimeError):
+    """A broker could not be reached or refused a request of the source or sink."""
+
+
+def _config(bootstrap_servers: str, client_config: Mapping[str, str]) -> dict[str, Any]:
+    return {**client_config, "bootstrap.servers": bootstrap_servers}
+
+
+class KafkaMetadata:
+    """The driver's view of the subscribed partitions and their offsets."""
+
+    def __init__(
+        self, bootstrap_servers: str, client_config: Mapping[str, str], timeout_ms: int
+    ) -> None:
+        self._admin = AdminClient(_config(bootstrap_servers, client_config))
+        self._timeout_s = timeout_ms / 1000
+
+    def partitions(self, subscription: Subscription) -> set[Partition]:
+        """The partitions the subscription covers now (none for a topic that does not exist)."""
+        try:
+            metadata = self._admin.list_topics(timeout=self._timeout_s)
+        except KafkaException as e:
+            raise KafkaClientError(f"cannot read the cluster's metadata: {e}") from None
+        existing = {
+            (name, number)
+            for name, topic in metadata.topics.items()
+            if topic.error is None
+            for number in topic.partitions
+        }
+        if isinstance(subscription, Assign):
+            missing = subscription.partitions - existing
+            if missing:
+                names = ", ".join(f"{t}-{p}" for t, p in sorted(missing))
+                raise KafkaClientError(f"assigned partitions do not exist: {names}")
+            return set(subscription.partitions)
+        return {tp for tp in existing if subscription.matches(tp[0])}
+
+    def bounds(self, partitions: set[Partition]) -> LogBounds:
+        """Log start and log end offset of each partition."""
+        if not partitions:
+            return LogBounds({}, {})
+        return LogBounds(
+            self._list_offsets(partitions, OffsetSpec.earliest()),
+            self._list_offsets(partitions, OffsetSpec.latest()),
+        )
+
+    def _list_offsets(self, partitions: set[Partition], spec: OffsetSpec) -> dict[Partition, int]:
+        futures = self._admin.list_offsets(
+            {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=self._timeout_s
+        )
+        offsets: dict[Partition, int] = {}
+        for tp, future in futures.items():
+            try:
+                offsets[(tp.topic, tp.partition)] = future.result().offset
+            except KafkaException as e:
+                raise KafkaClientError(
+                    f"cannot list offsets of {tp.topic}-{tp.partition}: {e}"
+                ) from None
+        return offsets
+
+
+def read_range(
+    offset_range: OffsetRange,
+    bootstrap_servers: str,
+    client_config: Mapping[str, str],
+    *,
+    poll_timeout_ms: int,
+    fail_on_data_loss: bool,
+) -> Iterator[list[Message]]:
+    """The records of one offset range, in offset order, in lists of up to a few thousand.
+
+    Offsets missing inside the range (compacted away) are skipped. A range whose
+    start has been deleted meanwhile is data loss: an error, or with
+    ``fail_on_data_loss`` off the records still there. No record arrives for
+    ``poll_timeout_ms`` while the range is unfinished: an error.
+    """
+    consumer = Consumer(
+        {
+            "group.id": f"spark-wirekafka-executor-{uuid.uuid4()}",
+            **_config(bootstrap_servers, client_config),
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+            "auto.offset.reset": "error",
+        }
+    )
+    name = f"{offset_range.topic}-{offset_range.partition}"
+    try:
+        consumer.assign(
+            [TopicPartition(offset_range.topic, offset_range.partition, offset_range.start_offset)]
+        )
+        last = offset_range.end_offset - 1
+        deadline = time.monotonic() + poll_timeout_ms / 1000
+        done = False
+        while not done:
+            records: list[Message] = []
+            for message in consumer.consume(FETCH_BATCH_RECORDS, timeout=_POLL_STEP_S):
+                error = message.error()
+                if error is None:
+                    offset = message.offset() or 0
+                    if offset > last:
+                        done = True
+                        break
+                    if offset >= offset_range.start_offset:
+                        records.append(message)
+                    if offset == last:
+                        done = True
+                        break
+                elif error.code() == KafkaError._AUTO_OFFSET_RESET:
+                    if fail_on_data_loss:
+                        raise DataLossError(
+                            f"offset {offset_range.start_offset} of {name} is out of range:"
+                            f" {error.str()}. {DATA_LOSS_ADVICE}"
+                        )
+                    consumer.assign(
+                        [
+                            TopicPartition(
+                                offset_range.topic, offset_range.partition, OFFSET_BEGINNING
+                            )
+                        ]
+                    )
+                elif error.fatal() or not error.retriable():
+                    raise KafkaClientError(f"reading {name}: {error.str()}")
+            if records:
+                yield records
+                deadline = time.monotonic() + poll_timeout_ms / 1000
+            elif not done and time.monotonic() > deadline:
+                raise KafkaClientError(
+                    f"no record of {name} arrived within kafkaConsumer.pollTimeoutMs="
+                    f"{poll_timeout_ms} while offsets {offset_range.start_offset}.."
+                    f"{last} were being read"
+                )
+    finally:
+        consumer.close()
+
+
+class RowProducer:
+    """Writes records to Kafka and, on :meth:`flush`, waits for every acknowledgement."""
+
+    def __init__(self, bootstrap_servers: str, client_config: Mapping[str, str]) -> None:
+        self._producer = Producer(
+            {"linger.ms": 5, **_config(bootstrap_servers, client_config)},
+        )
+        self._failures: list[str] = []
+        self.acknowledged = 0
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int | None,
+        headers: list[tuple[str, bytes | None]] | None,
+    ) -> None:
+        kwargs: dict[str, Any] = {"value": value, "key": key, "on_delivery": self._delivered}
+        if partition is not None:
+            kwargs["partition"] = partition
+        if headers:
+            kwargs["headers"] = headers
+        while True:
+            try:
+                self._producer.produce(topic, **kwargs)
+                break
+            except BufferError:
+                self._producer.poll(0.1)  # local queue full: let deliveries drain
+            except KafkaException as e:
+                raise KafkaClientError(f"cannot write to {topic}: {e}") from None
+        self._producer.poll(0)
+        self._raise_failures()
+
+    def flush(self, timeout_s: float) -> None:
+        left = self._producer.flush(timeout_s)
+        self._raise_failures()
+        if left:
+            raise KafkaClientError(f"{left} records were not acknowledged within {timeout_s} s")
+
+    def _delivered(self, error: KafkaError | None, message: Message) -> None:
+        if error is None:
+            self.acknowledged += 1
+        else:
+            self._failures.append(f"{message.topic()}-{message.partition()}: {error.str()}")
+
+    def _raise_failures(self) -> None:
+        if self._failures:
+            raise KafkaClientError(
+                f"{len(self._failures)} records were not written; first: {self._failures[0]}"
+            )

@@ -62,13 +62,38 @@ def test_bad_acks_is_refused_and_nothing_is_appended(broker, acks):
     assert broker.stored_batches("t") == []
 
 
-def test_several_batches_in_one_partition_get_consecutive_offsets(broker):
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_several_batches_in_one_partition_get_consecutive_offsets_before_v3(broker, version):
+    # Kafka does not check the record format of v0-v2 requests; neither does this broker.
     broker.create_topic("t")
     data = make_batch([b"a", b"b"]) + make_batch([b"c", b"d", b"e"])
-    response = broker.produce("t", data)
+    response = broker.produce("t", data, version=version)
     assert (response.error_code, response.base_offset) == (ErrorCode.NONE, 0)
     assert [batch.header.base_offset for batch in broker.stored_batches("t")] == [0, 2]
     assert broker.log_end("t") == 5
+
+
+@pytest.mark.parametrize("version", [3, 7, 9])
+def test_from_v3_a_partition_takes_exactly_one_batch(broker, version):
+    broker.create_topic("t")
+    data = make_batch([b"a", b"b"]) + make_batch([b"c"])
+    response = broker.produce("t", data, version=version)
+    assert response.error_code == ErrorCode.INVALID_RECORD
+    if version >= 8:  # error messages came with v8
+        assert response.error_message == "Produce v9 takes one record batch per partition, not 2"
+    assert broker.log_end("t") == 0
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("version", [3, 9])
+def test_from_v3_message_sets_are_invalid_records(broker, version, magic):
+    broker.create_topic("t")
+    data = encode_message_set([Record(0, BASE_TIME_MS, b"k", b"v")], magic=magic)
+    response = broker.produce("t", data, version=version)
+    assert response.error_code == ErrorCode.INVALID_RECORD
+    if version >= 8:
+        assert response.error_message.endswith(f"(magic 2) only, not magic {magic}")
+    assert broker.log_end("t") == 0
 
 
 def test_several_topics_and_partitions_in_one_request(broker):
@@ -224,7 +249,7 @@ def test_acks_0_with_an_error_closes_the_connection(broker):
     broker.create_topic("t")
     with pytest.raises(CloseConnection, match="UNKNOWN_TOPIC_OR_PARTITION"):
         broker.raw(ApiKey.PRODUCE, 9, produce_request("nope", make_batch(), acks=0))
-    with pytest.raises(CloseConnection, match="CORRUPT_MESSAGE"):
+    with pytest.raises(CloseConnection, match=r"INVALID_RECORD .* not magic 0"):
         broker.raw(ApiKey.PRODUCE, 9, produce_request("t", b"\x00" * 70, acks=0))
     assert broker.log_end("t") == 0
 
@@ -395,12 +420,15 @@ def test_older_epoch_is_invalid_producer_epoch(broker):
     assert broker.log_end("t") == 1
 
 
-def test_idempotent_request_with_two_batches_is_corrupt(broker):
+@pytest.mark.parametrize(
+    ("version", "code"), [(2, ErrorCode.CORRUPT_MESSAGE), (9, ErrorCode.INVALID_RECORD)]
+)
+def test_idempotent_request_with_two_batches_is_refused(broker, version, code):
     broker.create_topic("t")
     pid, epoch = init_producer_id(broker)
     data = idempotent([b"a"], pid, epoch, 0) + idempotent([b"b"], pid, epoch, 1)
-    response = broker.produce("t", data)
-    assert response.error_code == ErrorCode.CORRUPT_MESSAGE
+    response = broker.produce("t", data, version=version)
+    assert response.error_code == code
     assert broker.log_end("t") == 0
 
 
@@ -456,12 +484,27 @@ def test_producer_state_is_forgotten_with_the_topic(broker):
     broker.create_topic("t")
     pid, epoch = init_producer_id(broker)
     broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    assert ("t", 0) in broker.ctx.producer_states.tracked_partitions()
     assert broker.ctx.topics.delete_topic("t") is None
     broker.ctx.producer_states.forget_topic("t")
+    assert ("t", 0) not in broker.ctx.producer_states.tracked_partitions()
     broker.create_topic("t")
     again = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
     assert (again.error_code, again.base_offset) == (ErrorCode.NONE, 0)
     assert broker.log_end("t") == 1
+
+
+def test_topics_deleted_elsewhere_lose_their_logs_and_producer_state(broker):
+    # In a cluster another broker deletes the topic; this one sees it gone from the metadata.
+    for name in ("gone", "kept"):
+        broker.create_topic(name)
+    pid, epoch = init_producer_id(broker)
+    for name in ("gone", "kept"):
+        broker.produce(name, idempotent([b"a"], pid, epoch, 0))
+    broker.ctx.topics.metadata.remove_topic("gone")
+    broker.ctx.drop_deleted_topics()
+    assert broker.ctx.producer_states.tracked_partitions() == {("kept", 0)}
+    assert {pl.topic for pl in broker.ctx.logs.all_logs()} == {"kept"}
 
 
 def test_expired_producers_are_forgotten(make_broker):

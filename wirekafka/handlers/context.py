@@ -51,6 +51,11 @@ class BrokerContext:
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
 
+    def drop_deleted_topics(self) -> None:
+        """Forget local partitions, and their producers, of topics deleted through another broker."""
+        for name in self.topics.drop_logs_of_deleted_topics():
+            self.producer_states.forget_topic(name)
+
 
 def open_broker_context(
     config: BrokerConfig,

@@ -40,6 +40,7 @@ from wirekafka.storage.producer_state import Duplicate
 log = logging.getLogger("wirekafka.produce")
 
 FIRST_ZSTD_VERSION = 7
+FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
 _MESSAGE_SIZE = struct.Struct(">i")
 _MESSAGE_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 
@@ -74,6 +75,11 @@ def _check_batches(
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
     if not batches:
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, "no record batches")
+    if len(batches) > 1 and version >= FIRST_BATCH_ONLY_VERSION:
+        raise _Refused(
+            ErrorCode.INVALID_RECORD,
+            f"Produce v{version} takes one record batch per partition, not {len(batches)}",
+        )
     for position, header in batches:
         if header.size_bytes > ctx.config.message_max_bytes:
             raise _Refused(
@@ -152,8 +158,13 @@ def _append_partition(
         magic = view[MAGIC_OFFSET]
         if magic == MAGIC:
             payload: bytearray | memoryview = view
-        elif magic in (0, 1):
+        elif magic in (0, 1) and version < FIRST_BATCH_ONLY_VERSION:
             payload = _upconvert(ctx, view)
+        elif magic in (0, 1):
+            raise _Refused(
+                ErrorCode.INVALID_RECORD,
+                f"Produce v{version} takes record batches (magic 2) only, not magic {magic}",
+            )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
         batches = _check_batches(ctx, payload, version)

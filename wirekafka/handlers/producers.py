@@ -66,6 +66,10 @@ class ProducerStates:
         for _, table in self._tables.values():
             table.expire(now, self._expiration_ms)
 
+    def tracked_partitions(self) -> set[tuple[str, int]]:
+        """The partitions whose producer-state table is in memory."""
+        return set(self._tables)
+
     def forget_topic(self, topic: str) -> None:
         for key in [key for key in self._tables if key[0] == topic]:
             del self._tables[key]

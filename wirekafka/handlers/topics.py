@@ -169,11 +169,12 @@ class TopicManager:
             if partition_log.topic == name:
                 self.logs.delete_log(name, partition_log.partition)
 
-    def drop_logs_of_deleted_topics(self) -> None:
+    def drop_logs_of_deleted_topics(self) -> list[str]:
         """Remove local partitions of topics the cluster no longer has (deleted
-        through another broker)."""
+        through another broker); the names of those topics."""
         known = self.metadata.topics()
-        for name in {partition_log.topic for partition_log in self.logs.all_logs()}:
-            if name not in known:
-                log.info("topic %s is gone from the cluster; removing its local partitions", name)
-                self.drop_local_logs(name)
+        gone = sorted({pl.topic for pl in self.logs.all_logs()} - set(known))
+        for name in gone:
+            log.info("topic %s is gone from the cluster; removing its local partitions", name)
+            self.drop_local_logs(name)
+        return gone

@@ -206,7 +206,7 @@ class Broker:
             await trio.to_thread.run_sync(logs.run_maintenance)
             self.context.producer_states.expire()
             if self.zk_cluster is not None:
-                self.context.topics.drop_logs_of_deleted_topics()
+                self.context.drop_deleted_topics()
             if trio.current_time() >= next_offsets_expiry:
                 self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every

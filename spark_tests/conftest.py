@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from interop_tests.conftest import broker, topic_name  # noqa: F401 (fixtures)
+from interop_tests.conftest import broker, broker_factory, topic_name  # noqa: F401 (fixtures)
 from wirekafka.spark.session import local_session
 
 KAFKA_JARS_VARIABLE = "WIREKAFKA_SPARK_KAFKA_JARS"

@@ -175,6 +175,7 @@ def test_deleted_records_are_data_loss_unless_allowed(
         ({"subscribe": "t", "startingOffsets": "{nope"}, "startingOffsets must be earliest"),
         ({"subscribe": "t", "kafka.auto.offset.reset": "none"}, "set startingOffsets instead"),
         ({"assign": '{"t": [0]}', "startingOffsets": '{"t": {"1": 5}}'}, "not assigned: t-1"),
+        ({"assign": '{"no-such-topic": [0]}'}, "assigned partitions do not exist: no-such-topic-0"),
         (
             {"subscribe": "t", "maxOffsetsPerTrigger": "0"},
             "maxOffsetsPerTrigger must be a positive",

@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from interop_tests.broker import Broker
+from interop_tests.conftest import BrokerFactory
 from interop_tests.support import Deadline
 from spark_tests.kafka import create_topic, produce_values, read_back
 from spark_tests.pipeline import (
@@ -176,3 +177,37 @@ def test_latest_start_and_topics_that_appear(
     assert sorted((r.topic[len(prefix) :], r.value) for r in rows) == sorted(
         [("-a", "after")] * 4 + [("-b", "new")] * 6
     )
+
+
+def test_query_rides_out_a_broker_crash(
+    spark: SparkSession, broker_factory: BrokerFactory, topic_name: Callable[[str], str]
+) -> None:
+    broker = broker_factory(settings={"log.flush.interval.messages": "1"})
+    source = topic_name("")
+    create_topic(broker.bootstrap, source, PARTITIONS)
+    before = [(i % PARTITIONS, None, f"before-{i}".encode()) for i in range(3_000)]
+    produce_values(broker.bootstrap, source, before)
+    table = source.replace("-", "_").replace(".", "_")
+    query = (
+        spark.readStream.format("wirekafka")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "300")
+        .load()
+        .selectExpr("CAST(value AS STRING) AS value")
+        .writeStream.format("memory")
+        .queryName(table)
+        .start()
+    )
+    try:
+        wait_for_rows(query, 600)
+        broker.restart(crash=True)  # SIGKILL mid-stream, then the same port and data
+        after = [(i % PARTITIONS, None, f"after-{i}".encode()) for i in range(1_000)]
+        produce_values(broker.bootstrap, source, after)
+        wait_for_rows(query, len(before) + len(after))
+        values = sorted(row.value for row in spark.table(table).collect())
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert values == sorted(v.decode() for _, _, v in before + after)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -30,7 +30,19 @@ from wirekafka.spark.options import Assign, Subscription
 from wirekafka.spark.options import TopicPartition as Partition
 
 FETCH_BATCH_RECORDS = 10_000
+RETRY_INTERVAL_S = 0.5
+T = TypeVar("T")
 _POLL_STEP_S = 1.0
+
+
+# Consumer errors that waiting will not mend.
+_UNRECOVERABLE = {
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._UNKNOWN_TOPIC,
+    KafkaError._UNKNOWN_PARTITION,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+}
 
 
 class KafkaClientError(RuntimeError):
@@ -42,7 +54,12 @@ def _config(bootstrap_servers: str, client_config: Mapping[str, str]) -> dict[st
 
 
 class KafkaMetadata:
-    """The driver's view of the subscribed partitions and their offsets."""
+    """The driver's view of the subscribed partitions and their offsets.
+
+    A request that fails for a reason that may pass (a broker restarting, a
+    leader moving) is tried again (:func:`retried`) until ``timeout_ms`` has
+    passed, as Spark's source retries its offset lookups.
+    """
 
     def __init__(
         self, bootstrap_servers: str, client_config: Mapping[str, str], timeout_ms: int
@@ -52,10 +69,11 @@ class KafkaMetadata:
 
     def partitions(self, subscription: Subscription) -> set[Partition]:
         """The partitions the subscription covers now (none for a topic that does not exist)."""
-        try:
-            metadata = self._admin.list_topics(timeout=self._timeout_s)
-        except KafkaException as e:
-            raise KafkaClientError(f"cannot read the cluster's metadata: {e}") from None
+        metadata = retried(
+            "read the cluster's metadata",
+            lambda left_s: self._admin.list_topics(timeout=left_s),
+            self._timeout_s,
+        )
         existing = {
             (name, number)
             for name, topic in metadata.topics.items()
@@ -80,18 +98,33 @@ class KafkaMetadata:
         )
 
     def _list_offsets(self, partitions: set[Partition], spec: OffsetSpec) -> dict[Partition, int]:
-        futures = self._admin.list_offsets(
-            {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=self._timeout_s
-        )
-        offsets: dict[Partition, int] = {}
-        for tp, future in futures.items():
-            try:
-                offsets[(tp.topic, tp.partition)] = future.result().offset
-            except KafkaException as e:
-                raise KafkaClientError(
-                    f"cannot list offsets of {tp.topic}-{tp.partition}: {e}"
-                ) from None
-        return offsets
+        def attempt(left_s: float) -> dict[Partition, int]:
+            futures = self._admin.list_offsets(
+                {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=left_s
+            )
+            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+        return retried("list offsets", attempt, self._timeout_s)
+
+
+def retried(what: str, attempt: Callable[[float], T], timeout_s: float) -> T:
+    """``attempt(seconds left)`` until it succeeds, an error that waiting will not
+    mend, or ``timeout_s`` has passed; then :class:`KafkaClientError` naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left_s = max(0.1, deadline - time.monotonic())
+        try:
+            return attempt(left_s)
+        except KafkaException as e:
+            error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+            if (
+                error is None
+                or error.fatal()
+                or error.code() in _UNRECOVERABLE
+                or time.monotonic() + RETRY_INTERVAL_S > deadline
+            ):
+                raise KafkaClientError(f"cannot {what}: {e}") from None
+        time.sleep(RETRY_INTERVAL_S)
 
 
 def read_range(
@@ -126,6 +159,7 @@ def read_range(
         last = offset_range.end_offset - 1
         deadline = time.monotonic() + poll_timeout_ms / 1000
         done = False
+        last_error = "none"
         while not done:
             records: list[Message] = []
             for message in consumer.consume(FETCH_BATCH_RECORDS, timeout=_POLL_STEP_S):
@@ -153,8 +187,10 @@ def read_range(
                             )
                         ]
                     )
-                elif error.fatal() or not error.retriable():
+                elif error.fatal() or error.code() in _UNRECOVERABLE:
                     raise KafkaClientError(f"reading {name}: {error.str()}")
+                else:  # a broker restarting, a connection lost: librdkafka retries
+                    last_error = error.str()
             if records:
                 yield records
                 deadline = time.monotonic() + poll_timeout_ms / 1000
@@ -162,7 +198,7 @@ def read_range(
                 raise KafkaClientError(
                     f"no record of {name} arrived within kafkaConsumer.pollTimeoutMs="
                     f"{poll_timeout_ms} while offsets {offset_range.start_offset}.."
-                    f"{last} were being read"
+                    f"{last} were being read (last client error: {last_error})"
                 )
     finally:
         consumer.close()

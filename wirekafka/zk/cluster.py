@@ -1,11 +1,8 @@
 """The cluster as ZooKeeper describes it, for a broker with ``zookeeper.connect``.
 
 A background thread keeps a cache of live brokers, topics (assignment and
-config) and partition states. It re-reads them when a ZooKeeper watch fires
-(a broker comes or goes, a topic or a partition state is created, changed or
-deleted, the controller goes) and, in case a watch was lost with a session,
-every :data:`FULL_REFRESH_SECONDS`; an idle cluster costs no reads in
-between. Handlers read the cache (reads never block); topic
+config) and partition states, refreshed on ZooKeeper watches and every
+:data:`REFRESH_SECONDS`. Handlers read the cache (reads never block); topic
 creation and deletion write to ZooKeeper as Kafka's admin path does:
 ``/config/topics/<t>`` and ``/brokers/topics/<t>`` for a new topic,
 ``/admin/delete_topics/<t>`` to delete one. The broker that holds
@@ -61,7 +58,7 @@ from wirekafka.zk.znodes import (
 
 log = logging.getLogger("wirekafka.zk")
 
-FULL_REFRESH_SECONDS = 5.0
+REFRESH_SECONDS = 0.3
 NO_LEADER = -1
 
 
@@ -112,7 +109,7 @@ class ZkCluster:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(FULL_REFRESH_SECONDS)
+            self._wake.wait(REFRESH_SECONDS)
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -153,19 +150,18 @@ class ZkCluster:
             replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
             topics[name] = ZkTopic(name, len(replicas), configs, replicas)
             for partition in replicas:
-                path = partition_state_path(name, partition)
                 try:
-                    state = decode_partition_state(client.get(path, watch=self._watch)[0])
+                    state = decode_partition_state(
+                        client.get(partition_state_path(name, partition), watch=self._watch)[0]
+                    )
                     leaders[(name, partition)] = state.leader
-                except NoNodeError:
-                    # not elected yet: be woken when the controller creates it
-                    client.exists(path, watch=self._watch)
-                    leaders[(name, partition)] = NO_LEADER
-                except ZnodeFormatError:
+                except (NoNodeError, ZnodeFormatError):
                     leaders[(name, partition)] = NO_LEADER
         controller = NO_LEADER
         with contextlib.suppress(NoNodeError, ZnodeFormatError):
-            controller = decode_controller(client.get(CONTROLLER_PATH)[0]).broker_id
+            controller = decode_controller(
+                client.get(CONTROLLER_PATH, watch=self._watch)[0]
+            ).broker_id
         self._snapshot = _Snapshot(brokers, topics, leaders, controller)
 
     def brokers(self) -> dict[int, tuple[str, int]]:
@@ -248,8 +244,7 @@ class ZkCluster:
 
     def _elect(self) -> None:
         client = self.session.client
-        # the watch wakes every broker when the controller's ephemeral node goes
-        if client.exists(CONTROLLER_PATH, watch=self._watch):
+        if client.exists(CONTROLLER_PATH):
             return
         try:
             client.create(
@@ -291,8 +286,6 @@ class ZkCluster:
         for name, topic in snapshot.topics.items():
             for partition, replicas in topic.replicas.items():
                 leader = next((r for r in replicas if r in live), NO_LEADER)
-                if leader != NO_LEADER and snapshot.leaders.get((name, partition)) == leader:
-                    continue  # as the cache (kept current by watches) says: nothing to do
                 path = partition_state_path(name, partition)
                 try:
                     data, stat = client.get(path)

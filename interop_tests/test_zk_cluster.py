@@ -80,13 +80,16 @@ class Cluster:
 
 def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
     while True:
         try:
             if condition():
                 return
-        except Exception:  # a znode not there yet
-            pass
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        except Exception as e:  # a znode not there yet
+            last_error = e
+        assert time.monotonic() < deadline, (
+            f"timed out waiting for {what} (last error: {last_error!r})"
+        )
         time.sleep(0.1)
 
 
@@ -98,6 +101,9 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         made.start()
         yield made
     finally:
+        # Shown by pytest only when the test failed: what each broker logged.
+        for node, broker in made.brokers.items():
+            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
         made.close()
         zookeeper.close()
 

@@ -3,8 +3,8 @@
 The driver uses :class:`KafkaMetadata` to find the partitions a subscription
 covers and their log bounds (Metadata and ListOffsets through the admin
 client). Executors read one offset range each with :func:`read_range`
-(assign, seek, fetch; no group membership and no commits, as Spark's
-executors do) and write rows with :class:`RowProducer`.
+(assign, seek, fetch; a throwaway group id but no JoinGroup and no commits,
+as Spark's executors do) and write rows with :class:`RowProducer`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from wirekafka.spark.offsets import DATA_LOSS_ADVICE, DataLossError, LogBounds, OffsetRange
-from wirekafka.spark.options import Assign, Subscription
+from wirekafka.spark.options import Assign, Subscription, partition_name, partition_names
 from wirekafka.spark.options import TopicPartition as Partition
 
 FETCH_BATCH_RECORDS = 10_000
@@ -43,6 +43,10 @@ _UNRECOVERABLE = {
     KafkaError.TOPIC_AUTHORIZATION_FAILED,
     KafkaError.GROUP_AUTHORIZATION_FAILED,
 }
+
+
+def _waiting_cannot_mend(error: KafkaError) -> bool:
+    return error.fatal() or error.code() in _UNRECOVERABLE
 
 
 class KafkaClientError(RuntimeError):
@@ -83,8 +87,9 @@ class KafkaMetadata:
         if isinstance(subscription, Assign):
             missing = subscription.partitions - existing
             if missing:
-                names = ", ".join(f"{t}-{p}" for t, p in sorted(missing))
-                raise KafkaClientError(f"assigned partitions do not exist: {names}")
+                raise KafkaClientError(
+                    f"assigned partitions do not exist: {partition_names(missing)}"
+                )
             return set(subscription.partitions)
         return {tp for tp in existing if subscription.matches(tp[0])}
 
@@ -93,9 +98,12 @@ class KafkaMetadata:
         if not partitions:
             return LogBounds({}, {})
         return LogBounds(
-            self._list_offsets(partitions, OffsetSpec.earliest()),
-            self._list_offsets(partitions, OffsetSpec.latest()),
+            self.earliest(partitions), self._list_offsets(partitions, OffsetSpec.latest())
         )
+
+    def earliest(self, partitions: set[Partition]) -> dict[Partition, int]:
+        """Each partition's log start offset."""
+        return self._list_offsets(partitions, OffsetSpec.earliest()) if partitions else {}
 
     def _list_offsets(self, partitions: set[Partition], spec: OffsetSpec) -> dict[Partition, int]:
         def attempt(left_s: float) -> dict[Partition, int]:
@@ -119,8 +127,7 @@ def retried(what: str, attempt: Callable[[float], T], timeout_s: float) -> T:
             error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
             if (
                 error is None
-                or error.fatal()
-                or error.code() in _UNRECOVERABLE
+                or _waiting_cannot_mend(error)
                 or time.monotonic() + RETRY_INTERVAL_S > deadline
             ):
                 raise KafkaClientError(f"cannot {what}: {e}") from None
@@ -151,7 +158,7 @@ def read_range(
             "auto.offset.reset": "error",
         }
     )
-    name = f"{offset_range.topic}-{offset_range.partition}"
+    name = partition_name((offset_range.topic, offset_range.partition))
     try:
         consumer.assign(
             [TopicPartition(offset_range.topic, offset_range.partition, offset_range.start_offset)]
@@ -187,7 +194,7 @@ def read_range(
                             )
                         ]
                     )
-                elif error.fatal() or error.code() in _UNRECOVERABLE:
+                elif _waiting_cannot_mend(error):
                     raise KafkaClientError(f"reading {name}: {error.str()}")
                 else:  # a broker restarting, a connection lost: librdkafka retries
                     last_error = error.str()

@@ -9,10 +9,18 @@ to resolve ``startingOffsets``/``endingOffsets``, to cap a micro-batch at
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from wirekafka.spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, TopicPartition
+from wirekafka.spark.options import (
+    EARLIEST,
+    LATEST,
+    OffsetSpec,
+    OptionError,
+    TopicPartition,
+    partition_name,
+    partition_names,
+)
 
 Offsets = dict[TopicPartition, int]
 
@@ -64,9 +72,9 @@ def resolve(spec: OffsetSpec, bounds: LogBounds, name: str) -> Offsets:
         missing, unknown = bounds.partitions - named, named - bounds.partitions
         problems = []
         if missing:
-            problems.append(f"missing {_names(missing)}")
+            problems.append(f"missing {partition_names(missing)}")
         if unknown:
-            problems.append(f"no such partition {_names(unknown)}")
+            problems.append(f"no such partition {partition_names(unknown)}")
         raise OptionError(
             f"{name} with specific offsets must name every partition read: {'; '.join(problems)}"
         )
@@ -124,25 +132,17 @@ def plan(
         warn(f"{message}; skipped (failOnDataLoss=false)")
 
     for tp in sorted(set(start) - set(end)):
-        lost(f"partition {_name(tp)} is gone (its topic was deleted?)")
+        lost(f"partition {partition_name(tp)} is gone (its topic was deleted?)")
     for tp in sorted(end):
         log_start = earliest.get(tp, 0)
         first = start.get(tp, log_start)
         last = end[tp]
         if first < log_start:
-            lost(f"offsets {first}..{log_start - 1} of {_name(tp)} are no longer in Kafka")
+            lost(f"offsets {first}..{log_start - 1} of {partition_name(tp)} are no longer in Kafka")
             first = log_start
         if last < first:
-            lost(f"{_name(tp)} went back from offset {first} to {last}")
+            lost(f"{partition_name(tp)} went back from offset {first} to {last}")
             continue
         if last > first:
             ranges.append(OffsetRange(tp[0], tp[1], first, last))
     return ranges
-
-
-def _name(tp: TopicPartition) -> str:
-    return f"{tp[0]}-{tp[1]}"
-
-
-def _names(partitions: Collection[TopicPartition]) -> str:
-    return ", ".join(_name(tp) for tp in sorted(partitions))

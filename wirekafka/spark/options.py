@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -127,7 +127,9 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         for spec, name in ((starting, "startingOffsets"), (ending, "endingOffsets")):
             stray = set(spec.offsets) - subscription.partitions
             if stray:
-                raise OptionError(f"{name} names partitions that are not assigned: {_names(stray)}")
+                raise OptionError(
+                    f"{name} names partitions that are not assigned: {partition_names(stray)}"
+                )
     max_offsets = given.get("maxoffsetspertrigger")
     return SourceOptions(
         bootstrap_servers=_bootstrap_servers(given),
@@ -138,13 +140,18 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         if max_offsets is None
         else _positive_int(max_offsets, "maxOffsetsPerTrigger"),
         fail_on_data_loss=_boolean(given.get("failondataloss", "true"), "failOnDataLoss"),
-        include_headers=_boolean(given.get("includeheaders", "false"), "includeHeaders"),
+        include_headers=include_headers(options),
         poll_timeout_ms=_positive_int(
             given.get("kafkaconsumer.polltimeoutms", str(DEFAULT_POLL_TIMEOUT_MS)),
             "kafkaConsumer.pollTimeoutMs",
         ),
         client_config=_client_config(options),
     )
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    """``includeHeaders``: whether reads have a ``headers`` column (default false)."""
+    return _boolean(_case_insensitive(options).get("includeheaders", "false"), "includeHeaders")
 
 
 def sink_options(options: Mapping[str, str]) -> SinkOptions:
@@ -295,5 +302,10 @@ def _is_partition_number(text: str) -> bool:
     return text.isdigit() and text.isascii()
 
 
-def _names(partitions: set[TopicPartition]) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(partitions))
+def partition_name(tp: TopicPartition) -> str:
+    """``topic-partition``, as Kafka names a partition in its messages."""
+    return f"{tp[0]}-{tp[1]}"
+
+
+def partition_names(partitions: Collection[TopicPartition]) -> str:
+    return ", ".join(partition_name(tp) for tp in sorted(partitions))

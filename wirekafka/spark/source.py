@@ -35,8 +35,10 @@ from wirekafka.spark.offsets import LogBounds, OffsetRange, Offsets, cap, plan, 
 from wirekafka.spark.options import (
     OptionError,
     SourceOptions,
+    include_headers,
     offsets_from_json,
     offsets_json,
+    partition_name,
     sink_options,
     source_options,
 )
@@ -54,8 +56,7 @@ class KafkaDataSource(DataSource):
         return "wirekafka"
 
     def schema(self) -> StructType:
-        given = {key.lower(): value for key, value in self.options.items()}
-        return kafka_schema(include_headers=given.get("includeheaders", "").lower() == "true")
+        return kafka_schema(include_headers(dict(self.options)))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return KafkaBatchReader(source_options(dict(self.options), streaming=False), schema)
@@ -86,14 +87,18 @@ class _RangeReading:
         # The reader goes to the executors in a pickle; the driver's client stays behind.
         return {**self.__dict__, "_metadata": None}
 
-    def _current_bounds(self) -> LogBounds:
+    def _client(self) -> KafkaMetadata:
         if self._metadata is None:
             self._metadata = KafkaMetadata(
                 self._options.bootstrap_servers,
                 self._options.client_config,
                 self._options.poll_timeout_ms,
             )
-        return self._metadata.bounds(self._metadata.partitions(self._options.subscription))
+        return self._metadata
+
+    def _current_bounds(self) -> LogBounds:
+        client = self._client()
+        return client.bounds(client.partitions(self._options.subscription))
 
     def _input_partitions(
         self, start: Offsets, end: Offsets, earliest: Offsets
@@ -129,7 +134,7 @@ class KafkaBatchReader(_RangeReading, DataSourceReader):
         start = resolve(self._options.starting, bounds, "startingOffsets")
         end = resolve(self._options.ending, bounds, "endingOffsets")
         for tp in sorted(end):
-            name = f"{tp[0]}-{tp[1]}"
+            name = partition_name(tp)
             if end[tp] < start[tp]:
                 raise OptionError(
                     f"endingOffsets of {name} ({end[tp]}) is before its startingOffsets ({start[tp]})"
@@ -183,7 +188,8 @@ class KafkaStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         began, until = offsets_from_json(start), offsets_from_json(end)
         if began == until:
             return []
-        return self._input_partitions(began, until, dict(self._current_bounds().earliest))
+        # latestOffset has just listed the partitions: only their log starts may have moved.
+        return self._input_partitions(began, until, self._client().earliest(set(until)))
 
     def commit(self, end: dict[str, Any]) -> None:
         # Spark keeps the offsets in its checkpoint; nothing is committed to Kafka.

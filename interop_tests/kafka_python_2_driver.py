@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
-from support import Got, got_to_json, sample_from_json
+from support import Got, got_from_record, got_to_json, sample_from_json
 
 TIMEOUT_S = 60.0
 
@@ -65,17 +65,6 @@ def new_consumer(bootstrap: str) -> KafkaConsumer:
     )
 
 
-def to_got(record) -> Got:
-    return Got(
-        partition=record.partition,
-        offset=record.offset,
-        key=record.key,
-        value=record.value,
-        headers=tuple((k, v) for k, v in record.headers),
-        timestamp=record.timestamp,
-    )
-
-
 def consume(command: dict) -> dict:
     """From ``start`` (offset, or "beginning"/"end" per partition) until ``counts`` records each."""
     topic = command["topic"]
@@ -100,9 +89,9 @@ def consume(command: dict) -> dict:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"read {len(got)} of {total} records of {topic}")
             for records in consumer.poll(timeout_ms=500).values():
-                got.extend(to_got(r) for r in records)
+                got.extend(got_from_record(r) for r in records)
         extra = consumer.poll(timeout_ms=200)
-        got.extend(to_got(r) for records in extra.values() for r in records)
+        got.extend(got_from_record(r) for records in extra.values() for r in records)
     finally:
         consumer.close()
     return {"positions": positions, "records": [got_to_json(g) for g in got]}

@@ -45,6 +45,34 @@ class Got:
         return (self.key, self.value, self.headers if headers else None)
 
 
+# The codecs every Python client produces with (None: uncompressed), and their test ids.
+CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
+
+
+def codec_id(codec: str | None) -> str:
+    return codec or "none"
+
+
+def counts_of(samples: Iterable[Sample], partitions: int = PARTITIONS) -> dict[int, int]:
+    """How many samples go to each partition."""
+    counts = dict.fromkeys(range(partitions), 0)
+    for s in samples:
+        counts[s.partition] += 1
+    return counts
+
+
+def got_from_record(record) -> Got:
+    """A record as kafka-python (2 or 3) or aiokafka hands it over: same attribute names."""
+    return Got(
+        partition=record.partition,
+        offset=record.offset,
+        key=record.key,
+        value=record.value,
+        headers=tuple((k, v) for k, v in record.headers),
+        timestamp=record.timestamp,
+    )
+
+
 def base_timestamp() -> int:
     """An hour ago, to the second: recent enough for any retention, in the past."""
     return (int(time.time()) - 3600) * 1000

@@ -18,21 +18,20 @@ from interop_tests import support
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.support import (
+    CODECS,
     PARTITIONS,
     RECORDS,
     Deadline,
     Got,
     Sample,
     assert_same_records,
+    codec_id,
+    counts_of,
+    got_from_record,
     make_samples,
 )
 
-CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 TIMEOUT_S = 60.0
-
-
-def codec_id(codec: str | None) -> str:
-    return codec or "none"
 
 
 async def produce(
@@ -81,17 +80,6 @@ def new_consumer(bootstrap: str, **config) -> AIOKafkaConsumer:
     )
 
 
-def to_got(record) -> Got:
-    return Got(
-        partition=record.partition,
-        offset=record.offset,
-        key=record.key,
-        value=record.value,
-        headers=tuple((k, v) for k, v in record.headers),
-        timestamp=record.timestamp,
-    )
-
-
 async def poll_until(
     consumer: AIOKafkaConsumer, done: Callable[[list[Got]], bool], what: str
 ) -> list[Got]:
@@ -101,7 +89,7 @@ async def poll_until(
         deadline.check(f"{what} (read {len(got)} so far)")
         batches = await consumer.getmany(timeout_ms=500)
         for records in batches.values():
-            got.extend(to_got(r) for r in records)
+            got.extend(got_from_record(r) for r in records)
     return got
 
 
@@ -115,13 +103,6 @@ async def read_all(consumer: AIOKafkaConsumer, topic: str, counts: dict[int, int
     for tp in partitions:
         assert await consumer.position(tp) == counts[tp.partition]
     return got
-
-
-def counts_of(samples: Sequence[Sample], partitions: int = PARTITIONS) -> dict[int, int]:
-    counts = dict.fromkeys(range(partitions), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 async def _produce_read_back_and_seek(bootstrap: str, topic: str, codec: str | None) -> None:

@@ -34,6 +34,7 @@ from interop_tests.support import (
     Sample,
     assert_acknowledged_in_order,
     assert_same_records,
+    counts_of,
     make_samples,
 )
 
@@ -137,13 +138,6 @@ def read_all(consumer: Consumer, topic: str, counts: dict[int, int]) -> list[Got
     got = poll_until(consumer, lambda got: len(got) >= total, f"{total} records of {topic}")
     assert len(got) == total
     return got
-
-
-def counts_of(samples: Sequence[Sample], partitions: int = PARTITIONS) -> dict[int, int]:
-    counts = dict.fromkeys(range(partitions), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 @pytest.mark.parametrize("codec", CODECS)

@@ -33,7 +33,15 @@ from interop_tests import (
     test_pykafka,
 )
 from interop_tests.broker import Broker
-from interop_tests.support import CROSS_RECORDS, PARTITIONS, Got, Sample, make_samples, mismatches
+from interop_tests.support import (
+    CROSS_RECORDS,
+    PARTITIONS,
+    Got,
+    Sample,
+    counts_of,
+    make_samples,
+    mismatches,
+)
 
 Counts = dict[int, int]
 
@@ -46,13 +54,6 @@ class Client:
     samples: Callable[[str], list[Sample]]
     reads_headers: bool = True
     reads_timestamps: bool = True
-
-
-def counts_of(samples: list[Sample]) -> Counts:
-    counts = dict.fromkeys(range(PARTITIONS), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 def full_samples(tag: str) -> list[Sample]:

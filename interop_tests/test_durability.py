@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pytest
 from kafka import KafkaProducer, TopicPartition
@@ -28,9 +28,9 @@ from interop_tests.support import (
     PARTITIONS,
     Deadline,
     Got,
-    Sample,
     assert_same_records,
     base_timestamp,
+    counts_of,
     make_samples,
 )
 from interop_tests.test_kafka_python import (
@@ -68,13 +68,6 @@ LATEST = -1
 def read_everything(broker: Broker, topic: str, counts: dict[int, int]) -> list[Got]:
     with consumer_for(broker.bootstrap) as consumer:
         return read_all(consumer, topic, counts)
-
-
-def counts_of(samples: Sequence[Sample]) -> dict[int, int]:
-    counts = dict.fromkeys(range(PARTITIONS), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 @pytest.mark.parametrize("crash", [False, True], ids=["clean-restart", "sigkill"])

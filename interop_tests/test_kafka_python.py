@@ -18,21 +18,20 @@ from interop_tests import support
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.support import (
+    CODECS,
     PARTITIONS,
     RECORDS,
     Deadline,
     Got,
     Sample,
     assert_same_records,
+    codec_id,
+    counts_of,
+    got_from_record,
     make_samples,
 )
 
-CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 TIMEOUT_S = 60.0
-
-
-def codec_id(codec: str | None) -> str:
-    return codec or "none"
 
 
 def produce(
@@ -84,24 +83,13 @@ def consumer_for(bootstrap: str, **config) -> Iterator[KafkaConsumer]:
         consumer.close()
 
 
-def to_got(record) -> Got:
-    return Got(
-        partition=record.partition,
-        offset=record.offset,
-        key=record.key,
-        value=record.value,
-        headers=tuple((k, v) for k, v in record.headers),
-        timestamp=record.timestamp,
-    )
-
-
 def poll_until(consumer: KafkaConsumer, done: Callable[[list[Got]], bool], what: str) -> list[Got]:
     got: list[Got] = []
     deadline = Deadline(TIMEOUT_S)
     while not done(got):
         deadline.check(f"{what} (read {len(got)} so far)")
         for records in consumer.poll(timeout_ms=500).values():
-            got.extend(to_got(r) for r in records)
+            got.extend(got_from_record(r) for r in records)
     return got
 
 
@@ -119,13 +107,6 @@ def read_all(consumer: KafkaConsumer, topic: str, counts: dict[int, int]) -> lis
     got = poll_until(consumer, done, f"{sum(counts.values())} records of {topic}")
     assert len(got) == sum(counts.values())
     return got
-
-
-def counts_of(samples: Sequence[Sample]) -> dict[int, int]:
-    counts = dict.fromkeys(range(PARTITIONS), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 @pytest.mark.parametrize("codec", CODECS, ids=codec_id)

@@ -22,6 +22,7 @@ import pytest
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.support import (
+    CODECS,
     PARTITIONS,
     RECORDS,
     Got,
@@ -29,6 +30,8 @@ from interop_tests.support import (
     assert_acknowledged_in_order,
     assert_same_records,
     by_partition,
+    codec_id,
+    counts_of,
     got_from_json,
     make_samples,
     sample_to_json,
@@ -41,7 +44,6 @@ INSTALL = (
     f"python3 -m venv {VENV.relative_to(ROOT)} && "
     f"{VENV.relative_to(ROOT)}/bin/pip install kafka-python==2.0.2 python-snappy lz4 zstandard xxhash"
 )
-CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 TIMEOUT_S = 180
 
 
@@ -77,10 +79,6 @@ def kafka_python_2() -> str:
     return version
 
 
-def codec_id(codec: str | None) -> str:
-    return codec or "none"
-
-
 def produce(
     bootstrap: str, topic: str, samples: Sequence[Sample], codec: str | None = None
 ) -> list[tuple[int, int]]:
@@ -104,13 +102,6 @@ def consume(
     )
     positions = {int(p): o for p, o in answer["positions"].items()}
     return positions, [got_from_json(g) for g in answer["records"]]
-
-
-def counts_of(samples: Sequence[Sample], partitions: int = PARTITIONS) -> dict[int, int]:
-    counts = dict.fromkeys(range(partitions), 0)
-    for s in samples:
-        counts[s.partition] += 1
-    return counts
 
 
 @pytest.mark.parametrize("codec", CODECS, ids=codec_id)

@@ -114,7 +114,7 @@ class GroupCoordinator:
         ):
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT)
         group = self.groups.get(request.group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             if request.member_id != NO_MEMBER and request.group_instance_id is None:
                 return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID)
             group = self.groups[request.group_id] = Group(
@@ -252,7 +252,7 @@ class GroupCoordinator:
         or why it speaks for none: an unknown member, a fenced instance, a stale
         generation."""
         group = self.groups.get(group_id)
-        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+        if group is None or group.state == GroupState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
         fenced = self._fenced(group, member_id, instance)
         if fenced is not None:
@@ -459,7 +459,7 @@ class GroupCoordinator:
         self, group_id: str, member_id: str, group_instance_id: str | None, now_ms: int
     ) -> ErrorCode:
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_id == NO_MEMBER and group_instance_id is not None:
             member_id = group.static_members.get(group_instance_id, NO_MEMBER)
@@ -493,7 +493,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if generation_id < 0 and member_id == NO_MEMBER:
             # a simple consumer (or pykafka) storing offsets outside group membership
-            if group is None or group.state == GroupState.DEAD:
+            if group is None:
                 self.groups[group_id] = Group(group_id, state_timestamp_ms=now_ms)
                 return ErrorCode.NONE
             return (
@@ -514,7 +514,7 @@ class GroupCoordinator:
 
     def delete(self, group_id: str, now_ms: int) -> ErrorCode:
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state != GroupState.EMPTY:
             return ErrorCode.NON_EMPTY_GROUP

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from wirekafka.groups.offsets_topic import NO_VALUE, OffsetCommitValue
 
 TopicPartition = tuple[str, int]
-NO_EXPIRY = -1
-
-
-@dataclass(frozen=True, slots=True)
-class CommittedOffset:
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp_ms: int
-    expire_timestamp_ms: int = NO_EXPIRY  # only OffsetCommit v1-v4 set one (retention time)
+# A committed offset is what its __consumer_offsets record holds; only OffsetCommit v1-v4
+# set an expire timestamp (their retention time).
+CommittedOffset = OffsetCommitValue
+NO_EXPIRY = NO_VALUE
 
 
 class OffsetStore:

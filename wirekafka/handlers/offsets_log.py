@@ -17,7 +17,6 @@ from wirekafka.groups.offsets_topic import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
-    OffsetCommitValue,
     decode_group_metadata_value,
     decode_key,
     decode_offset_commit_value,
@@ -75,11 +74,14 @@ class OffsetsLog:
         if failed is not None:
             raise RuntimeError(f"cannot create {OFFSETS_TOPIC}: {failed.message}")
 
-    def leads(self, group_id: str) -> bool:
-        """Whether this broker coordinates the group: it leads the group's partition."""
+    def coordinator_id(self, group_id: str) -> int:
+        """The group's coordinator: the leader of its partition (-1 when leaderless)."""
         self.ensure_topic()
-        partition = self.partition_of(group_id)
-        return self.topics.cluster.leader(OFFSETS_TOPIC, partition) == self.topics.broker_id
+        return self.topics.cluster.leader(OFFSETS_TOPIC, self.partition_of(group_id))
+
+    def leads(self, group_id: str) -> bool:
+        """Whether this broker coordinates the group."""
+        return self.coordinator_id(group_id) == self.topics.broker_id
 
     def partition_of(self, group_id: str) -> int:
         return partition_for_group(group_id, self.partitions)
@@ -106,16 +108,7 @@ class OffsetsLog:
         entries = []
         for (topic, partition), committed in offsets.items():
             key = OffsetCommitKey(group_id, topic, partition)
-            value = None
-            if committed is not None:
-                value = OffsetCommitValue(
-                    offset=committed.offset,
-                    leader_epoch=committed.leader_epoch,
-                    metadata=committed.metadata,
-                    commit_timestamp_ms=committed.commit_timestamp_ms,
-                    expire_timestamp_ms=committed.expire_timestamp_ms,
-                )
-            entries.append(encode_offset_commit(key, value))
+            entries.append(encode_offset_commit(key, committed))
         return self._append(group_id, entries)
 
     def write_group(self, group_id: str, metadata: GroupMetadataValue | None) -> ErrorCode:
@@ -149,14 +142,7 @@ def _decode(record: Record) -> LoadedOffset | LoadedGroup | None:
         if isinstance(key, OffsetCommitKey):
             committed = None
             if record.value is not None:
-                value = decode_offset_commit_value(record.value)
-                committed = CommittedOffset(
-                    offset=value.offset,
-                    leader_epoch=value.leader_epoch,
-                    metadata=value.metadata,
-                    commit_timestamp_ms=value.commit_timestamp_ms,
-                    expire_timestamp_ms=value.expire_timestamp_ms,
-                )
+                committed = decode_offset_commit_value(record.value)
             return LoadedOffset(key.group, key.topic, key.partition, committed)
         metadata = None if record.value is None else decode_group_metadata_value(record.value)
         return LoadedGroup(key.group, metadata)

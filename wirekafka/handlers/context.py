@@ -20,7 +20,7 @@ from wirekafka.handlers.cluster import (
 from wirekafka.handlers.group_runtime import GroupRuntime
 from wirekafka.handlers.offsets_log import OffsetsLog
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
-from wirekafka.handlers.topics import TopicManager
+from wirekafka.handlers.topics import TopicError, TopicManager
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
@@ -50,6 +50,13 @@ class BrokerContext:
     groups: GroupRuntime
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
+
+    def delete_topic(self, name: str) -> TopicError | None:
+        """Delete the topic here (DeleteTopics): its logs, and what is known of its producers."""
+        error = self.topics.delete_topic(name)
+        if error is None:
+            self.producer_states.forget_topic(name)
+        return error
 
     def drop_deleted_topics(self) -> None:
         """Forget local partitions, and their producers, of topics deleted through another broker."""

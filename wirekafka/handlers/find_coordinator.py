@@ -29,9 +29,8 @@ def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
             error_code=ErrorCode.INVALID_GROUP_ID, error_message="the group id is empty",
         )  # fmt: skip
     offsets_log = ctx.groups.offsets_log
-    offsets_log.ensure_topic()
     # the coordinator is the leader of the group's __consumer_offsets partition
-    leader = ctx.cluster.leader(OFFSETS_TOPIC, offsets_log.partition_of(key))
+    leader = offsets_log.coordinator_id(key)
     broker = next((b for b in ctx.cluster.brokers() if b.node_id == leader), None)
     if broker is None:
         return Coordinator(

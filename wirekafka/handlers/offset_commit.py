@@ -67,6 +67,7 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     if 2 <= version <= 4 and body.retention_time_ms != DEFAULT_RETENTION:
         expire = now + body.retention_time_ms
     for topic in body.topics:
+        known = ctx.topics.topic(topic.name)
         for partition in topic.partitions:
             key = (topic.name, partition.partition_index)
             if allowed != ErrorCode.NONE:
@@ -76,7 +77,6 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
             if len(metadata.encode()) > groups.offset_metadata_max_bytes:
                 errors[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 continue
-            known = ctx.topics.topic(topic.name)
             if known is None or not 0 <= partition.partition_index < known.partitions:
                 errors[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

@@ -41,13 +41,14 @@ def _lookup(
 def _topics(
     ctx: BrokerContext,
     group_id: str,
+    error: ErrorCode,
     asked: list[tuple[str, list[int]]] | None,
     topic_cls: type[OffsetFetchResponseTopic] | type[OffsetFetchResponseTopics],
     partition_cls: type[OffsetFetchResponsePartition] | type[OffsetFetchResponsePartitions],
 ) -> list[Any]:
-    """The answer for one group, in the classes of the version asked (v0-v7 or v8+)."""
+    """The answer for one group (``error``: its group error), in the classes of the
+    version asked (v0-v7 or v8+)."""
     topics = []
-    error = ErrorCode.NONE if ctx.groups.coordinates(group_id) else ErrorCode.NOT_COORDINATOR
     for topic, partitions in _lookup(ctx, group_id, asked):
         if error:
             partitions = [(partition, None) for partition, _ in partitions]
@@ -99,32 +100,36 @@ def _group_error(ctx: BrokerContext, group_id: str) -> ErrorCode:
 async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFetchResponse:
     body: OffsetFetchRequest = request.body
     if request.version >= FIRST_GROUPS_VERSION:
-        groups = [
-            OffsetFetchResponseGroup(
-                group_id=group.group_id,
-                topics=_topics(
-                    ctx,
-                    group.group_id,
-                    None
-                    if group.topics is None
-                    else [(t.name, list(t.partition_indexes)) for t in group.topics],
-                    OffsetFetchResponseTopics,
-                    OffsetFetchResponsePartitions,
-                ),
-                error_code=_group_error(ctx, group.group_id),
+        groups = []
+        for group in body.groups:
+            error = _group_error(ctx, group.group_id)
+            wanted = (
+                None
+                if group.topics is None
+                else [(t.name, list(t.partition_indexes)) for t in group.topics]
             )
-            for group in body.groups
-        ]
+            topics = _topics(
+                ctx,
+                group.group_id,
+                error,
+                wanted,
+                OffsetFetchResponseTopics,
+                OffsetFetchResponsePartitions,
+            )
+            groups.append(
+                OffsetFetchResponseGroup(group_id=group.group_id, topics=topics, error_code=error)
+            )
         return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
     asked = (
         None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
     )
     if request.version == 0 and ctx.zookeeper is not None and asked is not None:
         return await _fetch_from_zookeeper(ctx, body.group_id, asked)
+    error = _group_error(ctx, body.group_id)
     return OffsetFetchResponse(
         throttle_time_ms=0,
         topics=_topics(
-            ctx, body.group_id, asked, OffsetFetchResponseTopic, OffsetFetchResponsePartition
+            ctx, body.group_id, error, asked, OffsetFetchResponseTopic, OffsetFetchResponsePartition
         ),
-        error_code=_group_error(ctx, body.group_id),
+        error_code=error,
     )

@@ -17,9 +17,6 @@ class ProducerIdSource(Protocol):
     def allocate_producer_ids(self, count: int) -> range: ...
 
 
-MAX_PRODUCER_EPOCH = 2**15 - 1
-
-
 class ProducerIds:
     """Hands out producer ids in blocks recorded on disk before use, so an id
     is never handed out twice, even across restarts (a restart skips the rest

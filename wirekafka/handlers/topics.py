@@ -142,9 +142,10 @@ class TopicManager:
             self.metadata.put_topics([TopicDefinition(name, partitions, dict(configs))])
         except TopicAlreadyExists:  # another broker created it meanwhile
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        config = self.log_config(name)
         for partition in range(partitions):
             if self.cluster.leader(name, partition) == self.broker_id:
-                self.logs.get_or_create_log(name, partition, self.log_config(name))
+                self.logs.get_or_create_log(name, partition, config)
         log.info("created topic %s with %d partitions", name, partitions)
         return None
 

@@ -77,11 +77,12 @@ class LogManager:
             marker = log_dir / CLEAN_SHUTDOWN_FILE
             clean = marker.exists()
             self.had_clean_shutdown &= clean
-            if not clean and any(parse_partition_dir_name(c.name) for c in log_dir.iterdir()):
+            children = sorted(log_dir.iterdir())
+            if not clean and any(parse_partition_dir_name(c.name) for c in children):
                 log.warning("%s: no clean-shutdown marker; recovering its partitions", log_dir)
             recovery_points = read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
             start_offsets = read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
-            for child in sorted(log_dir.iterdir()):
+            for child in children:
                 if child.is_dir() and child.name.endswith(DELETE_DIR_SUFFIX):
                     shutil.rmtree(child)
                     continue

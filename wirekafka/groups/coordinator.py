@@ -171,7 +171,7 @@ class GroupCoordinator:
         group.static_members[request.group_instance_id] = new_id
         if group.leader_id == old_id:
             group.leader_id = new_id
-        old.heartbeat_deadline_ms = now_ms + old.session_timeout_ms
+        old.touch(now_ms)
         unchanged = (
             old.protocols == request.protocols and old.protocol_type == request.protocol_type
         )
@@ -235,7 +235,7 @@ class GroupCoordinator:
         unchanged = member.protocols == request.protocols
         member.session_timeout_ms = request.session_timeout_ms
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
-        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        member.touch(now_ms)
         if group.state == GroupState.COMPLETING_REBALANCE and unchanged:
             return self._join_result(group, member, leader_view=member_id == group.leader_id)
         if group.state == GroupState.STABLE and unchanged and member_id != group.leader_id:
@@ -282,7 +282,7 @@ class GroupCoordinator:
                     self._reply(member.sync_reply, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
                     member.sync_reply = None
                     # its session restarts now: it was waiting, not silent
-                    member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+                    member.touch(now_ms)
             group.transition(GroupState.PREPARING_REBALANCE, now_ms)
             group.initial_delay_ms = 0
             group.rebalance_started_ms = now_ms
@@ -333,7 +333,7 @@ class GroupCoordinator:
         for member in group.members.values():
             member.assignment = b""
             reply, member.join_reply = member.join_reply, None
-            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+            member.touch(now_ms)
             self._reply(
                 reply,
                 self._join_result(group, member, leader_view=member.member_id == group.leader_id),
@@ -412,7 +412,7 @@ class GroupCoordinator:
             return SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         if group.state == GroupState.PREPARING_REBALANCE:
             return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
-        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        member.touch(now_ms)
         if group.state == GroupState.STABLE:
             return self._sync_result(group, member)
         # CompletingRebalance: wait for the leader's assignment
@@ -426,7 +426,7 @@ class GroupCoordinator:
             self.stored.append(group.group_id)
             for each in group.members.values():
                 reply, each.sync_reply = each.sync_reply, None
-                each.heartbeat_deadline_ms = now_ms + each.session_timeout_ms
+                each.touch(now_ms)
                 if reply is not None:
                     self._reply(reply, self._sync_result(group, each))
         return None
@@ -450,7 +450,7 @@ class GroupCoordinator:
         if isinstance(found, ErrorCode):
             return found
         group, member = found
-        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        member.touch(now_ms)
         if group.state == GroupState.PREPARING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
@@ -507,7 +507,7 @@ class GroupCoordinator:
         group, member = found
         if group.state == GroupState.COMPLETING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
-        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        member.touch(now_ms)
         return ErrorCode.NONE
 
     # admin

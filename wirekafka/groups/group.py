@@ -33,6 +33,10 @@ class Member:
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
 
+    def touch(self, now_ms: int) -> None:
+        """A sign of life: the session runs for another ``session_timeout_ms``."""
+        self.heartbeat_deadline_ms = now_ms + self.session_timeout_ms
+
 
 @dataclass(slots=True)
 class Group:

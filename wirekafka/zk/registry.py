@@ -12,6 +12,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     CLUSTER_ID_PATH,
+    CLUSTER_PATH,
     BrokerRegistration,
     ClusterId,
     EndPoint,
@@ -44,7 +45,7 @@ class BrokerRegistry:
     def cluster_id(self, proposed: str) -> str:
         """The cluster's id from ``/cluster/id``; ``proposed`` becomes it if none is set."""
         client = self.session.client
-        client.ensure_path("/cluster")
+        client.ensure_path(CLUSTER_PATH)
         with contextlib.suppress(NodeExistsError):
             client.create(CLUSTER_ID_PATH, encode_cluster_id(ClusterId(proposed)))
         data, _ = client.get(CLUSTER_ID_PATH)

@@ -243,27 +243,40 @@ class ZkCluster:
     # the controller
 
     def _elect(self) -> None:
+        """Claim ``/controller`` and bump ``/controller_epoch`` in one ZooKeeper multi.
+
+        Done together, as Kafka does, so nobody sees the new controller with the
+        old epoch; a lost race (another broker's claim, or its epoch bump) is
+        looked at again.
+        """
         client = self.session.client
-        if client.exists(CONTROLLER_PATH):
-            return
-        try:
-            client.create(
+        while not client.exists(CONTROLLER_PATH):
+            epoch, version = self._controller_epoch_znode()
+            claim = client.transaction()
+            claim.create(
                 CONTROLLER_PATH,
                 encode_controller(ControllerRegistration(self.broker_id)),
                 ephemeral=True,
             )
-        except NodeExistsError:
+            claim.set_data(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch + 1), version)
+            if any(isinstance(result, Exception) for result in claim.commit()):
+                continue
+            self._controller_epoch = epoch + 1
+            self.refresh()
+            log.info("became the controller (epoch %d)", epoch + 1)
             return
-        try:
-            data, stat = client.get(CONTROLLER_EPOCH_PATH)
-            epoch = decode_controller_epoch(data) + 1
-            client.set(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch), version=stat.version)
-        except NoNodeError:
-            epoch = 1
-            client.create(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch))
-        self._controller_epoch = epoch
-        self.refresh()
-        log.info("became the controller (epoch %d)", epoch)
+
+    def _controller_epoch_znode(self) -> tuple[int, int]:
+        """The epoch in ``/controller_epoch`` and its znode version; 0 for a new cluster."""
+        client = self.session.client
+        while True:
+            try:
+                data, stat = client.get(CONTROLLER_EPOCH_PATH)
+            except NoNodeError:
+                with contextlib.suppress(NodeExistsError):
+                    client.create(CONTROLLER_EPOCH_PATH, encode_controller_epoch(0))
+                continue
+            return decode_controller_epoch(data), stat.version
 
     def _resign(self) -> None:
         client = self.session.client

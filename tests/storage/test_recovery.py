@@ -26,6 +26,13 @@ def active_file(directory, suffix):
     return sorted(directory.glob("*" + suffix))[-1]
 
 
+def written_part(log):
+    """The active ``.log``'s bytes up to the last batch appended: the file
+    goes on with zeros, preallocated for the next appends."""
+    segment = log.segments[-1]
+    return segment.log_path.read_bytes()[: segment.size]
+
+
 def test_corrupt_tail_rounds_like_kafkas_test_corrupt_log(tmp_path):
     """10 rounds: append 50-100 batches, append garbage to the active .log and
     .index, reopen without the clean-shutdown marker; nothing written is lost."""
@@ -50,10 +57,15 @@ def test_corrupt_tail_rounds_like_kafkas_test_corrupt_log(tmp_path):
             batch_number += 1
         end = log.log_end_offset
         recovery_point = log.recovery_point
+        written = log.segments[-1].size
         del log  # as if the process died: nothing closed or flushed
-        for suffix in (".log", ".index"):
-            with open(active_file(directory, suffix), "ab") as garbage:
-                garbage.write(rng.randbytes(rng.randint(1, 1024)))
+        # Garbage right after the last batch (over the preallocated zeros), as
+        # a torn write leaves it, and after the last index entry.
+        with open(active_file(directory, ".log"), "r+b") as garbage:
+            garbage.seek(written)
+            garbage.write(rng.randbytes(rng.randint(1, 1024)))
+        with open(active_file(directory, ".index"), "ab") as garbage:
+            garbage.write(rng.randbytes(rng.randint(1, 1024)))
         reopened = open_log(directory, clean=False, recovery_point=recovery_point)
         assert reopened.log_end_offset == end
         assert read_all(reopened) == expected
@@ -72,9 +84,9 @@ def _log_with_batches(directory, count=30, config=CONFIG):
 def test_segment_cut_mid_batch_loses_only_the_torn_batch(tmp_path, caplog):
     directory = tmp_path / "t-0"
     log, expected = _log_with_batches(directory)
+    data = written_part(log)
     del log  # as if the process died: nothing closed or flushed
     active = active_file(directory, ".log")
-    data = active.read_bytes()
     active.write_bytes(data[:-50])
     with caplog.at_level(logging.WARNING, logger="wirekafka.storage"):
         reopened = open_log(directory, clean=False)
@@ -197,9 +209,9 @@ def test_segments_before_the_recovery_point_are_not_scanned(tmp_path, monkeypatc
 def test_any_cut_point_in_the_last_batch(tmp_path, cut):
     directory = tmp_path / "t-0"
     log, expected = _log_with_batches(directory, count=5)
+    data = written_part(log)
     del log  # as if the process died: nothing closed or flushed
     active = active_file(directory, ".log")
-    data = active.read_bytes()
     active.write_bytes(data[: len(data) - len(expected[-1]) + cut])
     reopened = open_log(directory, clean=False)
     assert read_all(reopened) == b"".join(expected[:-1])

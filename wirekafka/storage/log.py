@@ -21,6 +21,7 @@ from typing import NamedTuple
 from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.record import TimestampType
 from wirekafka.protocol.records.record_batch import (
+    LOG_OVERHEAD,
     BatchHeader,
     decode_batch,
     iter_batches,
@@ -61,12 +62,17 @@ class StorageError(Exception):
 
 
 class AppendInfo(NamedTuple):
+    """What an append assigned; built with :data:`_new_append_info` on the hot path."""
+
     first_offset: int
     last_offset: int
     log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
     record_count: int
     flush_due: bool  # log.flush.interval.messages reached: the caller flushes
+
+
+_new_append_info = tuple.__new__  # AppendInfo(...) without its Python-level __new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,15 +225,16 @@ class PartitionLog:
         ProtocolError when the data is not whole magic-2 batches, StorageError
         on a disk error.
         """
-        data = _writable(records)
+        data = records if type(records) is bytearray else _writable(records)
         if batches is None:
             batches = _batches_of(data)
+        # Every line here runs once per produced batch: locals, no helpers.
         with self._lock:
             if self.offline:
                 self._check_online()
             offsets = self._offsets
-            now = self.clock()
             log_append_time = self._log_append_time
+            now = self.clock() if log_append_time else NO_TIMESTAMP
             first_offset = next_offset = offsets.log_end
             max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
             record_count = 0
@@ -243,7 +250,7 @@ class PartitionLog:
                 record_count += header.record_count
             last_offset = next_offset - 1
             segment = self._segments[-1]
-            if segment.should_roll(len(data), last_offset, max_timestamp, now):
+            if segment.should_roll(len(data), last_offset, max_timestamp, self.clock):
                 segment = self._roll()
             try:
                 segment.append(data, last_offset, max_timestamp, offset_of_max)
@@ -252,14 +259,14 @@ class PartitionLog:
                     self.offline = True
                 raise self._fail("append", exc) from exc
             offsets.log_end = next_offset
-            offsets.unflushed_records += record_count
-            flush_due = offsets.unflushed_records >= self.config.flush_interval_messages
+            unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+            flush_due = unflushed >= self.config.flush_interval_messages
             log_start = offsets.log_start
         if flush_due and flush_when_due:
             self.flush()
-        append_time = now if log_append_time else NO_TIMESTAMP
-        return AppendInfo(
-            first_offset, last_offset, append_time, log_start, record_count, flush_due
+        return _new_append_info(
+            AppendInfo,
+            (first_offset, last_offset, now, log_start, record_count, flush_due),
         )
 
     def _roll(self) -> LogSegment:
@@ -576,7 +583,7 @@ class PartitionLog:
 def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:
     """(position, header) of each batch; one header read when it is a single batch."""
     header = read_batch_header(data)
-    if header.size_bytes == len(data):
+    if LOG_OVERHEAD + header.batch_length == len(data):  # size_bytes, without its call
         return [(0, header)]
     return list(iter_batches(data))
 

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,12 @@ log = logging.getLogger("wirekafka.storage")
 
 MAX_RELATIVE_OFFSET = 2**31 - 1
 _SCAN_CHUNK_BYTES = 8 * 1024 * 1024
+# The active segment's file is grown ahead of its appends in steps of this
+# size (posix_fallocate) and trimmed on roll and close. Writing into blocks
+# already allocated spares the filesystem its allocation work on every write:
+# 16 KiB appends go ~15% faster on ext4 (tools/bench_storage.py). A crash
+# leaves a zero-filled tail, which recovery cuts like any torn tail.
+PREALLOCATE_STEP_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,7 @@ class LogSegment:
         self._writer: OpenFile | None = OpenFile(self.log_path, os.O_RDWR | os.O_CREAT)
         self._reader: weakref.ref[OpenFile] | None = None
         self.size = os.fstat(self._writer.fd).st_size
+        self._allocated_end = self.size  # the file's size: past self.size it is zeros
         self.offset_index = OffsetIndex(
             segment_path(directory, base_offset, INDEX_SUFFIX), base_offset, config.index_max_bytes
         )
@@ -122,6 +129,7 @@ class LogSegment:
             return None
         # A full time index has already rolled the segment, so this entry fits.
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        self._trim_preallocated(writer.fd)
         if sync:
             self.sync_log()
         self.offset_index.close(sync=sync)
@@ -178,6 +186,8 @@ class LogSegment:
         position = self.size
         size = len(data)
         fd = writer.fd
+        if position + size > self._allocated_end:
+            self._preallocate(fd, position + size)
         try:
             written = os.pwrite(fd, data, position)
             if written < size:  # short write: go on from where it stopped
@@ -187,11 +197,30 @@ class LogSegment:
         except OSError:
             with contextlib.suppress(OSError):  # is_intact() tells whether this worked
                 os.ftruncate(fd, position)
+                self._allocated_end = position
             raise
         if self.rolling_timestamp is None:
             self.rolling_timestamp = max_timestamp
         self._track(position, size, last_offset, max_timestamp, offset_of_max_timestamp)
         self.size = position + size
+
+    def _preallocate(self, fd: int, end: int) -> None:
+        """Grow the file to hold ``end`` bytes and the next step, never past
+        ``segment.bytes`` unless one batch is larger. A failure (disk full, a
+        filesystem without fallocate) is left for the write to meet."""
+        target = max(end, min(self.size + PREALLOCATE_STEP_BYTES, self.config.segment_bytes))
+        try:
+            os.posix_fallocate(fd, self._allocated_end, target - self._allocated_end)
+            self._allocated_end = target
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._allocated_end = max(os.fstat(fd).st_size, self.size)
+
+    def _trim_preallocated(self, fd: int) -> None:
+        """Cut the zeros preallocated past the last batch."""
+        if self._allocated_end > self.size:
+            os.ftruncate(fd, self.size)
+            self._allocated_end = self.size
 
     def is_intact(self) -> bool:
         """Whether the file holds exactly the bytes appended so far (after a failed write)."""
@@ -214,7 +243,9 @@ class LogSegment:
         else:
             self.bytes_since_index_entry += size
 
-    def should_roll(self, size: int, last_offset: int, max_timestamp: int, now_ms: int) -> bool:
+    def should_roll(
+        self, size: int, last_offset: int, max_timestamp: int, clock: Callable[[], int]
+    ) -> bool:
         """Whether an append of ``size`` bytes ending at ``last_offset`` needs a new segment.
 
         It does when this one would pass ``log.segment.bytes``, when its
@@ -234,7 +265,7 @@ class LogSegment:
         if rolling is not None and rolling >= 0:
             waited = max_timestamp - rolling
         else:
-            waited = now_ms - self.created_ms
+            waited = clock() - self.created_ms
         offsets, times = self.offset_index, self.time_index
         return (
             waited >= config.roll_ms
@@ -333,7 +364,7 @@ class LogSegment:
         )  # fmt: skip
         handle = self.open_file()
         os.ftruncate(handle.fd, scan.good_end)
-        self.size = scan.good_end
+        self.size = self._allocated_end = scan.good_end
 
     def _verified_batches(self, next_offset: int) -> Iterator[tuple[int, BatchHeader, str | None]]:
         """(position, header, problem) for each batch; the first problem ends it."""
@@ -347,7 +378,8 @@ class LogSegment:
             try:
                 header = read_batch_header(head, whole=False)
             except ProtocolError as exc:
-                yield position, _EMPTY_HEADER, str(exc)
+                unwritten = not any(head)  # space preallocated (or zeroed by the disk)
+                yield position, _EMPTY_HEADER, "zeros, never written" if unwritten else str(exc)
                 return
             batch = chunks.get(position, header.size_bytes)
             if batch is None:

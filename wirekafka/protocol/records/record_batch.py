@@ -185,9 +185,10 @@ def crc_matches(buf: Buffer, position: int = 0, header: BatchHeader | None = Non
     return compute_crc(buf, position, header.size_bytes) == header.crc
 
 
-def set_base_offset(buf: bytearray | memoryview, position: int, base_offset: int) -> None:
-    """Assign offsets to a batch in place (the CRC does not cover them)."""
-    _INT64.pack_into(buf, position, base_offset)
+# set_base_offset(buf, position, base_offset) assigns offsets to a batch in
+# place (the CRC does not cover them). It is the bare pack_into, with no call
+# around it: a log append runs it for every produced batch.
+set_base_offset = _INT64.pack_into
 
 
 def set_partition_leader_epoch(buf: bytearray | memoryview, position: int, epoch: int) -> None:

@@ -190,9 +190,11 @@ class TestBroker:
         return self.log(topic, partition).log_end_offset
 
     def stored_batches(self, topic: str, partition: int = 0) -> list[RecordBatch]:
-        """Every batch in the partition's segment files, read back from disk."""
+        """Every batch in the partition's segment files, read back from disk (up
+        to each segment's end: the active file goes on in preallocated zeros)."""
         data = b"".join(
-            segment.log_path.read_bytes() for segment in self.log(topic, partition).segments
+            segment.log_path.read_bytes()[: segment.size]
+            for segment in self.log(topic, partition).segments
         )
         return decode_batches(data)
 

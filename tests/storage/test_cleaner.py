@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 
@@ -9,9 +10,10 @@ from tests.storage.helpers import FakeClock, read_batches
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch
-from wirekafka.storage.cleaner import clean_log
+from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import HOUR_MS, LogConfig
 from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.segment import LogSegment
 
 COMPACTED = LogConfig(
     segment_bytes=4000, cleanup_policy=frozenset({"compact"}), delete_retention_ms=HOUR_MS
@@ -139,3 +141,95 @@ def test_logs_that_are_not_compacted_are_not_touched(tmp_path):
     log = new_log(tmp_path, clock, LogConfig(segment_bytes=4000))
     write_updates(log, clock, random.Random(1), 100, [b"x"])
     assert clean_log(log).segments_rewritten == 0
+
+
+# incremental passes: the first dirty offset and min.cleanable.dirty.ratio
+
+
+def count_segment_reads(monkeypatch):
+    reads: list[int] = []
+    original = LogSegment.batches_from
+
+    def counting(segment, position, end=None):
+        reads.append(segment.base_offset)
+        return original(segment, position, end)
+
+    monkeypatch.setattr(LogSegment, "batches_from", counting)
+    return reads
+
+
+def test_a_pass_makes_everything_before_the_active_segment_clean(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    write_updates(log, clock, random.Random(3), 200, [b"k%d" % i for i in range(8)])
+    stats = clean_log(log)
+    assert stats.first_dirty_offset == log.segments[-1].base_offset
+
+
+def test_a_clean_log_is_not_read_again_until_enough_of_it_is_dirty(tmp_path, monkeypatch):
+    clock = FakeClock()
+    rng = random.Random(4)
+    log = new_log(tmp_path, clock)
+    keys = [b"k%02d" % i for i in range(20)]
+    write_updates(log, clock, rng, 300, keys)
+    log.roll()
+    first_dirty = clean_log(log).first_dirty_offset
+    assert first_dirty is not None
+    reads = count_segment_reads(monkeypatch)
+    assert clean_log(log, first_dirty) == CleanerStats()  # nothing dirty but the active segment
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k00", b"late")])))
+    log.roll()  # one dirty batch: far below half of the log
+    assert clean_log(log, first_dirty) == CleanerStats()
+    assert reads == []
+    latest, _ = write_updates(log, clock, rng, 300, keys)
+    log.roll()
+    stats = clean_log(log, first_dirty)
+    assert stats.first_dirty_offset == log.segments[-1].base_offset
+    assert stats.records_removed > 0 and reads
+    assert {r.key: r.value for r in surviving(log)} == latest
+
+
+def test_records_in_the_clean_part_go_when_the_dirty_part_supersedes_them(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(6)
+    log = new_log(tmp_path, clock)
+    old_keys = [b"old%02d" % i for i in range(10)]
+    write_updates(log, clock, rng, 100, old_keys)
+    log.roll()
+    first_dirty = clean_log(log).first_dirty_offset
+    assert first_dirty is not None
+    latest, offsets = {}, {}
+    for key in old_keys[:5]:  # new values for half the keys, after the clean part
+        info = log.append(bytearray(encode_batch([Record(0, clock.now_ms, key, b"new")])))
+        latest[key], offsets[key] = b"new", info.first_offset
+    log.roll()
+    before = {r.key: (r.value, r.offset) for r in surviving(log) if r.key in old_keys[5:]}
+    config = dataclasses.replace(COMPACTED, min_cleanable_dirty_ratio=0.0)
+    log.config = config
+    assert clean_log(log, first_dirty).first_dirty_offset == log.segments[-1].base_offset
+    records = surviving(log)
+    assert sorted((r.key, r.offset) for r in records) == sorted(
+        [(k, o) for k, o in offsets.items()] + [(k, vo[1]) for k, vo in before.items()]
+    )
+    assert {r.key: r.value for r in records if r.key in latest} == latest
+
+
+def test_min_cleanable_dirty_ratio_decides_whether_a_pass_runs(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(9)
+    log = new_log(tmp_path, clock)
+    keys = [b"k%d" % i for i in range(6)]
+    write_updates(log, clock, rng, 300, keys)
+    log.roll()
+    first_dirty = clean_log(log).first_dirty_offset
+    assert first_dirty is not None
+    write_updates(log, clock, rng, 60, keys)
+    log.roll()
+    segments = log.segments[:-1]
+    dirty = sum(s.size for s in segments if s.base_offset >= first_dirty)
+    share = dirty / sum(s.size for s in segments)
+    assert 0 < share < 1
+    log.config = dataclasses.replace(COMPACTED, min_cleanable_dirty_ratio=min(1.0, share + 0.01))
+    assert clean_log(log, first_dirty).first_dirty_offset is None
+    log.config = dataclasses.replace(COMPACTED, min_cleanable_dirty_ratio=share)
+    assert clean_log(log, first_dirty).first_dirty_offset == log.segments[-1].base_offset

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.storage.helpers import FakeClock, make_batch, read_all
-from wirekafka.storage.checkpoint import read_checkpoint
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import encode_batch
+from wirekafka.storage.checkpoint import read_checkpoint, write_checkpoint
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log_manager import LogDirError, LogManager
 from wirekafka.storage.meta_properties import read_meta_properties
@@ -106,3 +110,59 @@ def test_maintenance_applies_retention(tmp_path):
     before = len(log.segments)
     m.run_maintenance()
     assert len(log.segments) < before
+
+
+def compacted_manager(directory, clock):
+    config = LogConfig(segment_bytes=2000, cleanup_policy=frozenset({"compact"}))
+    m = LogManager([directory], config, clock, broker_id=1)
+    m.startup()
+    return m
+
+
+def write_keys(log, clock, rounds):
+    for i in range(rounds):
+        record = Record(0, clock.now_ms, b"k%d" % (i % 5), b"v%d" % i)
+        log.append(bytearray(encode_batch([record])))
+
+
+def test_compaction_passes_are_checkpointed_in_cleaner_offset_checkpoint(tmp_path):
+    clock = FakeClock()
+    m = compacted_manager(tmp_path, clock)
+    log = m.get_or_create_log("__consumer_offsets", 7)
+    write_keys(log, clock, 100)
+    log.roll()
+    stats = m.clean(log)
+    assert stats.first_dirty_offset == log.segments[-1].base_offset == 100
+    checkpoint = tmp_path / "cleaner-offset-checkpoint"
+    assert checkpoint.read_text() == "0\n1\n__consumer_offsets 7 100\n"  # Kafka's format
+    m.shutdown()
+
+    again = compacted_manager(tmp_path, clock)
+    reopened = again.get_log("__consumer_offsets", 7)
+    assert reopened is not None
+    assert again.clean(reopened).first_dirty_offset is None  # nothing new: no pass
+    write_keys(reopened, clock, 100)
+    reopened.roll()
+    assert again.clean(reopened).first_dirty_offset == 200
+    assert read_checkpoint(checkpoint) == {("__consumer_offsets", 7): 200}
+    again.delete_log("__consumer_offsets", 7)
+    again.write_checkpoints()
+    assert read_checkpoint(checkpoint) == {}
+
+
+def test_a_first_dirty_offset_past_the_log_end_cleans_the_whole_log(tmp_path, caplog):
+    clock = FakeClock()
+    m = compacted_manager(tmp_path, clock)
+    log = m.get_or_create_log("c", 0)
+    write_keys(log, clock, 60)
+    log.roll()
+    m.shutdown()
+    # As if the log had been cut back by a crash after a pass checkpointed offset 500.
+    write_checkpoint(tmp_path / "cleaner-offset-checkpoint", {("c", 0): 500})
+    again = compacted_manager(tmp_path, clock)
+    reopened = again.get_log("c", 0)
+    assert reopened is not None
+    with caplog.at_level(logging.WARNING, logger="wirekafka.storage"):
+        stats = again.clean(reopened)
+    assert "past the log end" in caplog.text
+    assert stats.records_removed == 55 and stats.first_dirty_offset == 60

@@ -18,7 +18,6 @@ from wirekafka.config import BrokerConfig
 from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.listeners import Listener
 from wirekafka.server.connection import serve_connection
-from wirekafka.storage.cleaner import clean_log
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
 from wirekafka.zk.cluster import ZkCluster
@@ -223,6 +222,6 @@ class Broker:
             for partition_log in logs.all_logs():
                 if partition_log.config.compact and len(partition_log.segments) > 1:
                     try:
-                        await trio.to_thread.run_sync(clean_log, partition_log)
+                        await trio.to_thread.run_sync(logs.clean, partition_log)
                     except StorageError as exc:
                         log.error("compaction of %r failed: %s", partition_log, exc)

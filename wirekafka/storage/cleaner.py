@@ -1,11 +1,17 @@
 """Log compaction: keep only the latest record for each key.
 
 Used by compacted topics (``cleanup.policy=compact``) such as
-``__consumer_offsets``. A pass reads the whole log once to find each key's
-latest offset, then rewrites every segment but the active one without the
-records that a later record with the same key supersedes. Tombstones (null
-values) go too once they are older than ``delete.retention.ms``, and so do
-records without a key, which a compacted topic cannot hold.
+``__consumer_offsets``. As in Kafka, the log splits at its first dirty offset
+(kept in ``cleaner-offset-checkpoint``): before it, segments already cleaned,
+holding at most one record per key; from it to the active segment's start,
+segments not cleaned yet. A pass runs when the dirty part is at least
+``min.cleanable.dirty.ratio`` of the segments that are not active. It reads
+the dirty part and the active segment to find each of their keys' latest
+offset, then rewrites every segment but the active one without the records
+that a later record with the same key supersedes. Tombstones (null values) go
+too once they are older than ``delete.retention.ms``, and so do records
+without a key, which a compacted topic cannot hold. Everything before the
+active segment is then clean: its base offset is the next first dirty offset.
 
 All reading and writing happens without the log's lock (segments other than
 the active one never change); only the final swap of each segment takes it,
@@ -34,9 +40,11 @@ class CleanerStats:
     records_removed: int = 0
     bytes_before: int = 0
     bytes_after: int = 0
+    first_dirty_offset: int | None = None  # where the next pass starts; None: no pass ran
 
 
 def _latest_offsets(segments: list[LogSegment], active_end: int) -> dict[bytes, int]:
+    """Each key's last offset in ``segments``, the last of them active up to ``active_end``."""
     latest: dict[bytes, int] = {}
     for segment in segments:
         end = active_end if segment is segments[-1] else None
@@ -80,7 +88,8 @@ def _clean_segment(
             record
             for record in records
             if record.key is not None
-            and latest.get(record.key) == record.offset
+            # a key the dirty part lacks was last written in the clean part: it stays
+            and latest.get(record.key, record.offset) == record.offset
             and not (record.value is None and batch.header.max_timestamp < tombstone_horizon_ms)
         ]
         removed += len(records) - len(retained)
@@ -97,15 +106,30 @@ def _write_cleaned(directory: Path, base_offset: int, batches: list[bytes]) -> P
     return path
 
 
-def clean_log(partition_log: PartitionLog) -> CleanerStats:
-    """One compaction pass over a compacted log; safe to run beside appends."""
+def _first_dirty_segment(segments: list[LogSegment], first_dirty_offset: int) -> int:
+    """The index of the first segment holding offsets at or after ``first_dirty_offset``."""
+    index = 0
+    while index + 1 < len(segments) and segments[index + 1].base_offset <= first_dirty_offset:
+        index += 1
+    return index
+
+
+def clean_log(partition_log: PartitionLog, first_dirty_offset: int = 0) -> CleanerStats:
+    """One compaction pass over a compacted log, if enough of it is dirty; safe
+    to run beside appends. ``first_dirty_offset`` is where the last pass
+    stopped (0: nothing is known to be clean)."""
     if not partition_log.config.compact:
         return CleanerStats()
     segments = partition_log.segments
-    if len(segments) < 2:
+    if len(segments) < 2 or first_dirty_offset >= segments[-1].base_offset:
+        return CleanerStats()
+    first_dirty = _first_dirty_segment(segments, first_dirty_offset)
+    dirty_bytes = sum(segment.size for segment in segments[first_dirty:-1])
+    clean_bytes = sum(segment.size for segment in segments[:first_dirty])
+    if dirty_bytes < partition_log.config.min_cleanable_dirty_ratio * (dirty_bytes + clean_bytes):
         return CleanerStats()
     active_end = segments[-1].size
-    latest = _latest_offsets(segments, active_end)
+    latest = _latest_offsets(segments[first_dirty:], active_end)
     horizon = partition_log.clock() - partition_log.config.delete_retention_ms
     rewritten = removed_total = before = after = 0
     for segment in segments[:-1]:
@@ -125,4 +149,6 @@ def clean_log(partition_log: PartitionLog) -> CleanerStats:
             "%r: compacted %d segments, %d records removed, %d -> %d bytes",
             partition_log, rewritten, removed_total, before, after,
         )  # fmt: skip
-    return CleanerStats(rewritten, removed_total, before, after)
+    return CleanerStats(
+        rewritten, removed_total, before, after, first_dirty_offset=segments[-1].base_offset
+    )

@@ -35,6 +35,7 @@ class LogConfig:
     retention_bytes: int = -1  # -1: no size limit
     cleanup_policy: frozenset[str] = frozenset({"delete"})
     delete_retention_ms: int = 24 * HOUR_MS
+    min_cleanable_dirty_ratio: float = 0.5  # compact once this share of the log is uncleaned
     file_delete_delay_ms: int = 60_000
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
 
@@ -67,6 +68,7 @@ BROKER_LOG_KEYS: dict[str, tuple[str, int]] = {
     "log.retention.bytes": ("retention_bytes", 1),
     "log.cleanup.policy": ("cleanup_policy", 1),
     "log.cleaner.delete.retention.ms": ("delete_retention_ms", 1),
+    "log.cleaner.min.cleanable.ratio": ("min_cleanable_dirty_ratio", 1),
     "log.segment.delete.delay.ms": ("file_delete_delay_ms", 1),
     "log.message.timestamp.type": ("message_timestamp_type", 1),
 }
@@ -81,6 +83,7 @@ TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "retention.bytes": ("retention_bytes", 1),
     "cleanup.policy": ("cleanup_policy", 1),
     "delete.retention.ms": ("delete_retention_ms", 1),
+    "min.cleanable.dirty.ratio": ("min_cleanable_dirty_ratio", 1),
     "file.delete.delay.ms": ("file_delete_delay_ms", 1),
     "message.timestamp.type": ("message_timestamp_type", 1),
 }
@@ -115,6 +118,14 @@ def _parse(key: str, field: str, text: str, multiplier: int) -> Any:
         if text not in names:
             raise ConfigError(f"{key}={text!r}: expected CreateTime or LogAppendTime")
         return names[text]
+    if field == "min_cleanable_dirty_ratio":
+        try:
+            ratio = float(text)
+        except ValueError:
+            raise ConfigError(f"{key}={text!r}: not a number") from None
+        if not 0.0 <= ratio <= 1.0:
+            raise ConfigError(f"{key}={text!r}: must be between 0 and 1")
+        return ratio
     try:
         value = int(text)
     except ValueError:

@@ -1,8 +1,9 @@
 """The log dirs of a broker: their partitions, checkpoints and clean-shutdown marker.
 
 Each log dir holds ``meta.properties``, ``recovery-point-offset-checkpoint``,
-``log-start-offset-checkpoint``, one ``<topic>-<partition>`` directory per
-partition, and, between a clean shutdown and the next start,
+``log-start-offset-checkpoint``, ``cleaner-offset-checkpoint`` (where the next
+compaction of each compacted partition starts), one ``<topic>-<partition>``
+directory per partition, and, between a clean shutdown and the next start,
 ``.kafka_cleanshutdown``. Without that marker every partition is recovered.
 """
 
@@ -16,9 +17,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
+from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import (
     CLEAN_SHUTDOWN_FILE,
+    CLEANER_OFFSET_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     DelayedDeletions,
@@ -64,6 +67,7 @@ class LogManager:
         self.cluster_id = ""
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._first_dirty: dict[TopicPartition, int] = {}  # of compacted logs, once cleaned
         self._lock = threading.Lock()
         self._deletions = DelayedDeletions()
         self.had_clean_shutdown = True
@@ -82,6 +86,7 @@ class LogManager:
                 log.warning("%s: no clean-shutdown marker; recovering its partitions", log_dir)
             recovery_points = read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
             start_offsets = read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
+            cleaned = read_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT_FILE)
             for child in children:
                 if child.is_dir() and child.name.endswith(DELETE_DIR_SUFFIX):
                     shutil.rmtree(child)
@@ -100,6 +105,8 @@ class LogManager:
                     log_start_offset=start_offsets.get(parsed, 0),
                 )
                 self._dir_of[parsed] = log_dir
+                if parsed in cleaned:
+                    self._first_dirty[parsed] = cleaned[parsed]
             # From here on a crash must be noticed: the marker goes until the next clean stop.
             marker.unlink(missing_ok=True)
             fsync_dir(log_dir)
@@ -153,6 +160,16 @@ class LogManager:
                 log_dir / LOG_START_OFFSET_CHECKPOINT_FILE,
                 {tp: lg.log_start_offset for tp, lg in logs.items()},
             )
+            self._write_cleaner_checkpoint(log_dir)
+
+    def _write_cleaner_checkpoint(self, log_dir: Path) -> None:
+        with self._lock:
+            offsets = {
+                tp: offset
+                for tp, offset in self._first_dirty.items()
+                if self._dir_of.get(tp) == log_dir
+            }
+        write_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT_FILE, offsets)
 
     # partitions
 
@@ -197,6 +214,7 @@ class LogManager:
         with self._lock:
             removed = self._logs.pop(key, None)
             log_dir = self._dir_of.pop(key, None)
+            self._first_dirty.pop(key, None)
         if removed is None or log_dir is None:
             return False
         removed.close()
@@ -210,6 +228,29 @@ class LogManager:
         return True
 
     # background work
+
+    def clean(self, partition_log: PartitionLog) -> CleanerStats:
+        """Compact a log from its first dirty offset (see :mod:`cleaner`); when a
+        pass runs, the offset it reached goes to ``cleaner-offset-checkpoint``."""
+        key = (partition_log.topic, partition_log.partition)
+        with self._lock:
+            first_dirty = self._first_dirty.get(key, 0)
+            log_dir = self._dir_of.get(key)
+        if first_dirty > partition_log.log_end_offset:  # the log was cut back after a crash
+            log.warning(
+                "%r: first dirty offset %d is past the log end; compacting it all",
+                partition_log, first_dirty,
+            )  # fmt: skip
+            first_dirty = 0
+        stats = clean_log(partition_log, first_dirty)
+        if stats.first_dirty_offset is None or log_dir is None:
+            return stats
+        with self._lock:
+            if self._logs.get(key) is not partition_log:
+                return stats  # deleted meanwhile
+            self._first_dirty[key] = stats.first_dirty_offset
+        self._write_cleaner_checkpoint(log_dir)
+        return stats
 
     def run_maintenance(self) -> None:
         """One round of the periodic work: retention, timed flushes, delayed deletions.

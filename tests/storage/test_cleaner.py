@@ -6,6 +6,8 @@ import dataclasses
 import random
 import threading
 
+import pytest
+
 from tests.storage.helpers import FakeClock, read_batches
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
@@ -233,3 +235,69 @@ def test_min_cleanable_dirty_ratio_decides_whether_a_pass_runs(tmp_path):
     assert clean_log(log, first_dirty).first_dirty_offset is None
     log.config = dataclasses.replace(COMPACTED, min_cleanable_dirty_ratio=share)
     assert clean_log(log, first_dirty).first_dirty_offset == log.segments[-1].base_offset
+
+
+# merging the small segments a pass leaves
+
+
+def test_segments_cleaned_small_are_merged_within_segment_bytes(tmp_path):
+    clock = FakeClock()
+    rng = random.Random(12)
+    log = new_log(tmp_path, clock)
+    keys = [b"k%02d" % i for i in range(15)]
+    latest, offsets = write_updates(log, clock, rng, 600, keys)
+    log.roll()
+    before = log.segments
+    assert len(before) > 15
+    stats = clean_log(log)
+    after = log.segments
+    assert len(after) < len(before) / 5
+    assert stats.segments_rewritten == len(before) - 1  # all inactive ones, into fewer
+    assert all(segment.size <= COMPACTED.segment_bytes for segment in after)
+    assert after[0].base_offset == before[0].base_offset
+    assert after[-1] is before[-1]  # the active segment is untouched
+    assert sorted(directory_logs(tmp_path)) == [s.log_path.name for s in after]
+    records = surviving(log)
+    assert {r.key: r.value for r in records} == latest
+    assert sorted(r.offset for r in records) == sorted(offsets.values())
+    for record in records:  # every offset is still found through the merged indexes
+        first = read_batches(log, record.offset)[0]
+        assert record in first.records
+    reopened = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock, clean_shutdown=False)
+    assert [r.offset for r in surviving(reopened)] == [r.offset for r in records]
+
+
+def directory_logs(tmp_path):
+    return [path.name for path in (tmp_path / "c-0").glob("*.log")]
+
+
+class Died(Exception):
+    """The process dying at this point."""
+
+
+def test_a_merge_interrupted_after_its_swap_file_is_completed_on_reopen(tmp_path, monkeypatch):
+    clock = FakeClock()
+    rng = random.Random(13)
+    log = new_log(tmp_path, clock)
+    latest, offsets = write_updates(log, clock, rng, 300, [b"a", b"b", b"c", b"d"])
+    log.roll()
+    bases = [segment.base_offset for segment in log.segments]
+    assert len(bases) > 5
+
+    def die(segment):
+        raise Died
+
+    monkeypatch.setattr(LogSegment, "mark_deleted", die)  # after .cleaned became .swap
+    with pytest.raises(Died):
+        clean_log(log)
+    monkeypatch.undo()
+    names = sorted(path.name for path in (tmp_path / "c-0").iterdir())
+    assert f"{bases[0]:020d}.log.swap" in names
+    assert f"{bases[1]:020d}.log" in names  # the segments merged into it are still there
+    del log  # as if the process died: nothing closed
+    reopened = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock, clean_shutdown=False)
+    records = surviving(reopened)
+    assert {r.key: r.value for r in records} == latest
+    assert sorted(r.offset for r in records) == sorted(offsets.values())
+    assert not list((tmp_path / "c-0").glob("*.swap"))
+    assert len(reopened.segments) < len(bases)

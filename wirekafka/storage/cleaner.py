@@ -10,8 +10,11 @@ the dirty part and the active segment to find each of their keys' latest
 offset, then rewrites every segment but the active one without the records
 that a later record with the same key supersedes. Tombstones (null values) go
 too once they are older than ``delete.retention.ms``, and so do records
-without a key, which a compacted topic cannot hold. Everything before the
-active segment is then clean: its base offset is the next first dirty offset.
+without a key, which a compacted topic cannot hold. Consecutive segments whose
+cleaned batches fit in ``segment.bytes`` together become one, so a log that
+compacts well does not keep a file per segment it ever rolled. Everything
+before the active segment is then clean: its base offset is the next first
+dirty offset.
 
 All reading and writing happens without the log's lock (segments other than
 the active one never change); only the final swap of each segment takes it,
@@ -22,14 +25,15 @@ byte for byte; others are rewritten with their header fields kept.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import BatchHeader, decode_batch, encode_batch
 from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, write_synced
 from wirekafka.storage.log import PartitionLog
-from wirekafka.storage.segment import LogSegment
+from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -74,8 +78,8 @@ def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
 
 def _clean_segment(
     segment: LogSegment, latest: dict[bytes, int], tombstone_horizon_ms: int
-) -> tuple[list[bytes], int] | None:
-    """The segment's batches after cleaning, and records removed; None if nothing goes."""
+) -> tuple[list[bytes], int]:
+    """The segment's batches after cleaning, and how many records went."""
     kept: list[bytes] = []
     removed = 0
     for batch in segment.batches_from(0):
@@ -97,7 +101,61 @@ def _clean_segment(
             kept.append(raw)
         elif retained:
             kept.append(_rewrite(batch.header, retained))
-    return (kept, removed) if removed else None
+    return kept, removed
+
+
+@dataclass(slots=True)
+class _Group:
+    """Consecutive inactive segments whose cleaned batches go into one segment."""
+
+    segments: list[LogSegment] = field(default_factory=list)
+    batches: list[bytes] = field(default_factory=list)
+    size: int = 0
+    removed: int = 0
+
+    def fits(self, size: int, next_base_offset: int, segment_bytes: int) -> bool:
+        """Whether a segment cleaned to ``size`` bytes, ending before
+        ``next_base_offset``, can join: the merged file must stay within
+        ``segment.bytes`` and its offsets within reach of its base offset."""
+        if not self.segments:
+            return True
+        last_relative = next_base_offset - 1 - self.segments[0].base_offset
+        return self.size + size <= segment_bytes and last_relative <= MAX_RELATIVE_OFFSET
+
+    def add(self, segment: LogSegment, batches: list[bytes], size: int, removed: int) -> None:
+        self.segments.append(segment)
+        self.batches += batches
+        self.size += size
+        self.removed += removed
+
+
+def _groups(
+    segments: list[LogSegment], latest: dict[bytes, int], horizon_ms: int, segment_bytes: int
+) -> Iterator[_Group]:
+    """The inactive segments, cleaned, in groups that each become one segment
+    (Kafka merges small cleaned segments the same way)."""
+    group = _Group()
+    for index, segment in enumerate(segments[:-1]):
+        batches, removed = _clean_segment(segment, latest, horizon_ms)
+        size = sum(len(batch) for batch in batches)
+        if not group.fits(size, segments[index + 1].base_offset, segment_bytes):
+            yield group
+            group = _Group()
+        group.add(segment, batches, size, removed)
+    yield group
+
+
+def _swap_in(partition_log: PartitionLog, group: _Group) -> CleanerStats:
+    """Replace the group's segments by one holding its cleaned batches, unless
+    that would change nothing (one segment, no record removed)."""
+    if not group.segments or (len(group.segments) == 1 and not group.removed):
+        return CleanerStats()
+    size_before = sum(segment.size for segment in group.segments)
+    base_offset = group.segments[0].base_offset
+    path = _write_cleaned(partition_log.directory, base_offset, group.batches)
+    if not partition_log.swap_in_cleaned(group.segments, path):
+        return CleanerStats()
+    return CleanerStats(len(group.segments), group.removed, size_before, group.size)
 
 
 def _write_cleaned(directory: Path, base_offset: int, batches: list[bytes]) -> Path:
@@ -131,19 +189,12 @@ def clean_log(partition_log: PartitionLog, first_dirty_offset: int = 0) -> Clean
     active_end = segments[-1].size
     latest = _latest_offsets(segments[first_dirty:], active_end)
     horizon = partition_log.clock() - partition_log.config.delete_retention_ms
-    rewritten = removed_total = before = after = 0
-    for segment in segments[:-1]:
-        cleaned = _clean_segment(segment, latest, horizon)
-        if cleaned is None:
-            continue
-        batches, removed = cleaned
-        size_before = segment.size
-        path = _write_cleaned(partition_log.directory, segment.base_offset, batches)
-        if partition_log.swap_in_cleaned(segment, path):
-            rewritten += 1
-            removed_total += removed
-            before += size_before
-            after += sum(len(b) for b in batches)
+    groups = _groups(segments, latest, horizon, partition_log.config.segment_bytes)
+    swapped = [_swap_in(partition_log, group) for group in groups]  # one group in memory at a time
+    rewritten = sum(stats.segments_rewritten for stats in swapped)
+    removed_total = sum(stats.records_removed for stats in swapped)
+    before = sum(stats.bytes_before for stats in swapped)
+    after = sum(stats.bytes_after for stats in swapped)
     if rewritten:
         log.info(
             "%r: compacted %d segments, %d records removed, %d -> %d bytes",

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record_batch import HEADER_BYTES, read_batch_header
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import (
@@ -49,24 +50,51 @@ def remove_leftovers(directory: Path) -> None:
             log.info("%s: removing leftover %s", directory, name)
             path.unlink()
         elif name.endswith(SWAP_SUFFIX):
-            # A compaction got as far as its swap file: finish it. The indexes
-            # go with the old data and are rebuilt from the new.
+            # A compaction got as far as its swap file: finish it. It replaces
+            # every segment its offsets reach into (several, when the cleaner
+            # merged them); their indexes go with the old data and are rebuilt.
             final = path.with_name(name.removesuffix(SWAP_SUFFIX))
             log.info("%s: completing interrupted swap of %s", directory, final.name)
-            if final.suffix == LOG_SUFFIX:
+            base = base_offset_of(final)
+            if final.suffix == LOG_SUFFIX and base is not None:
+                last = _last_offset_in(path, base)
+                for replaced in _segment_bases(directory):
+                    if base < replaced <= last:
+                        log.info("%s: removing segment %020d, merged into it", directory, replaced)
+                        segment_path(directory, replaced, LOG_SUFFIX).unlink()
                 os.replace(path, final)
-                base = base_offset_of(final)
-                assert base is not None
                 for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
                     segment_path(directory, base, suffix).unlink(missing_ok=True)
+                fsync_dir(directory)
             else:
                 path.unlink()
-    logs = {base_offset_of(p) for p in directory.glob("*" + LOG_SUFFIX)}
+    logs = set(_segment_bases(directory))
     for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
         for path in directory.glob("*" + suffix):
             if base_offset_of(path) not in logs:
                 log.info("%s: removing index %s with no log", directory, path.name)
                 path.unlink()
+
+
+def _segment_bases(directory: Path) -> list[int]:
+    """The base offsets of the directory's ``.log`` files, in order."""
+    found = (base_offset_of(path) for path in directory.glob("*" + LOG_SUFFIX))
+    return sorted(base for base in found if base is not None)
+
+
+def _last_offset_in(path: Path, base_offset: int) -> int:
+    """The last offset of the whole batches at the start of a segment file
+    (``base_offset`` - 1 when it holds none)."""
+    last = base_offset - 1
+    with path.open("rb") as file:
+        while len(head := file.read(HEADER_BYTES)) == HEADER_BYTES:
+            try:
+                header = read_batch_header(head, whole=False)
+            except ProtocolError:
+                break
+            last = max(last, header.last_offset)
+            file.seek(header.size_bytes - HEADER_BYTES, os.SEEK_CUR)
+    return last
 
 
 def _indexes_exist(directory: Path, base_offset: int) -> bool:
@@ -108,9 +136,7 @@ def load_segments(
     now_ms: int,
 ) -> LoadedLog:
     remove_leftovers(directory)
-    bases = sorted(
-        base for p in directory.glob("*" + LOG_SUFFIX) if (base := base_offset_of(p)) is not None
-    )
+    bases = _segment_bases(directory)
     if not bases:
         bases = [log_start_offset]
     first_to_recover = len(bases)

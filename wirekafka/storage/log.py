@@ -556,31 +556,37 @@ class PartitionLog:
 
     # compaction support
 
-    def swap_in_cleaned(self, old: LogSegment, cleaned: Path) -> bool:
-        """Replace ``old`` by the compacted copy of it at ``cleaned`` (``<base>.log.cleaned``).
+    def swap_in_cleaned(self, olds: list[LogSegment], cleaned: Path) -> bool:
+        """Replace consecutive segments ``olds`` by their compacted copy at
+        ``cleaned`` (``<first base>.log.cleaned``).
 
         The swap is crash-safe: the copy is renamed ``.swap``, the old files
-        ``.deleted``, then the copy takes the old name; a crash at any step is
-        finished or undone when the log is next opened. Returns False (and
-        removes the copy) if ``old`` left the log meanwhile, by retention.
+        ``.deleted``, then the copy takes the first one's name; a crash at any
+        step is finished or undone when the log is next opened. Returns False
+        (and removes the copy) if any of ``olds`` left the log meanwhile, by
+        retention.
         """
         swap = cleaned.with_name(cleaned.name.removesuffix(CLEANED_SUFFIX) + SWAP_SUFFIX)
+        base_offset = olds[0].base_offset
         with self._lock:
-            if old not in self._segments:
+            if not all(old in self._segments for old in olds):
                 cleaned.unlink(missing_ok=True)
                 return False
+            first = self._segments.index(olds[0])
+            assert self._segments[first : first + len(olds)] == olds, "olds are not consecutive"
             try:
                 os.rename(cleaned, swap)
                 fsync_dir(self.directory)
-                doomed = old.mark_deleted()
-                os.rename(swap, segment_path(self.directory, old.base_offset, LOG_SUFFIX))
+                doomed = [path for old in olds for path in old.mark_deleted()]
+                os.rename(swap, segment_path(self.directory, base_offset, LOG_SUFFIX))
                 fsync_dir(self.directory)
-                new = LogSegment(self.directory, old.base_offset, self.config, self.clock())
+                new = LogSegment(self.directory, base_offset, self.config, self.clock())
                 new.rebuild_indexes()
                 new.close_for_writing()
             except OSError as exc:
                 raise self._fail("compaction swap", exc) from exc
-            self._segments[self._segments.index(old)] = new
+            self._segments[first : first + len(olds)] = [new]
+            self._bases[first : first + len(olds)] = [base_offset]
             self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
             return True
 

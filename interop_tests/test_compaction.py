@@ -3,8 +3,8 @@
 The broker compacts every ``log.cleaner.backoff.ms``; each pass it makes is
 recorded in ``cleaner-offset-checkpoint`` in the log dir, as in Kafka. After a
 pass, reading the topic from the start gives at most one record per key
-before the checkpointed offset, each key's latest value, and every record
-after it.
+before the checkpointed offset and each key's latest value. An idempotent
+producer's sequence numbers outlive its compacted records, across a restart.
 """
 
 from __future__ import annotations
@@ -12,22 +12,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import confluent_kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.consumer.fetcher import ConsumerRecord
 
+from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from wirekafka.storage.checkpoint import read_checkpoint
 
 KEYS = 12
 UPDATES = 600
 TIMEOUT_S = 60.0
+CLEAN_OFTEN = {"log.cleaner.backoff.ms": "200"}
 
 
-def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
-    broker_factory: BrokerFactory, topic_name: Callable[[str], str]
-) -> None:
-    broker = broker_factory(settings={"log.cleaner.backoff.ms": "200"})
-    topic = topic_name()
+def create_compacted_topic(broker: Broker, topic: str) -> None:
+    """One partition, small segments, compacted once a tenth of it is new."""
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         configs = {
@@ -42,6 +43,38 @@ def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
     finally:
         admin.close()
 
+
+def wait_for_a_pass(broker: Broker, topic: str, past: int) -> int:
+    """The first dirty offset of partition 0 once a compaction pass has moved it past ``past``."""
+    checkpoint = broker.data_dir / "cleaner-offset-checkpoint"
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        if (
+            checkpoint.exists()
+            and (cleaned_to := read_checkpoint(checkpoint).get((topic, 0), 0)) > past
+        ):
+            return cleaned_to
+        assert time.monotonic() < deadline, f"no compaction pass got past offset {past}"
+        time.sleep(0.2)
+
+
+def read_from_start(broker: Broker, topic: str) -> list[ConsumerRecord]:
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=3000)
+    partition = TopicPartition(topic, 0)
+    consumer.assign([partition])
+    consumer.seek_to_beginning(partition)
+    records = list(consumer)
+    consumer.close()
+    return records
+
+
+def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
+    broker_factory: BrokerFactory, topic_name: Callable[[str], str]
+) -> None:
+    broker = broker_factory(settings=CLEAN_OFTEN)
+    topic = topic_name()
+    create_compacted_topic(broker, topic)
+
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0, batch_size=512)
     latest: dict[bytes, bytes] = {}
     for i in range(UPDATES):
@@ -50,25 +83,58 @@ def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
         latest[key] = value
     producer.close()
 
-    checkpoint = broker.data_dir / "cleaner-offset-checkpoint"
-    deadline = time.monotonic() + TIMEOUT_S
-    cleaned_to = 0
-    while cleaned_to == 0:
-        assert time.monotonic() < deadline, "no compaction pass was checkpointed"
-        time.sleep(0.2)
-        if checkpoint.exists():
-            cleaned_to = read_checkpoint(checkpoint).get((topic, 0), 0)
-
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=3000)
-    partition = TopicPartition(topic, 0)
-    consumer.assign([partition])
-    consumer.seek_to_beginning(partition)
-    records = list(consumer)
-    consumer.close()
-    assert records and records[-1].offset == UPDATES - 1  # the newest is never compacted away
+    # Passes go on meanwhile; what was clean before the read is clean in it.
+    cleaned_to = wait_for_a_pass(broker, topic, past=0)
+    records = read_from_start(broker, topic)
+    offsets = [r.offset for r in records]
+    assert offsets == sorted(set(offsets)) and offsets[-1] == UPDATES - 1  # the newest stays
     clean = [r for r in records if r.offset < cleaned_to]
     assert len(clean) < cleaned_to  # records were removed
     assert len({r.key for r in clean}) == len(clean)  # at most one per key
-    assert [r.offset for r in records if r.offset >= cleaned_to] == list(range(cleaned_to, UPDATES))
-    last_seen = {r.key: r.value for r in records}
-    assert last_seen == latest
+    assert {r.key: r.value for r in records} == latest
+
+
+def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
+    broker_factory: BrokerFactory, topic_name: Callable[[str], str]
+) -> None:
+    """librdkafka's idempotent producer writes, another producer supersedes all
+    but its first record, the cleaner removes them, the broker restarts (and
+    rebuilds producer state from the log): the same producer's next record,
+    numbered after the removed ones, is accepted."""
+    broker = broker_factory(settings=CLEAN_OFTEN)
+    topic = topic_name()
+    create_compacted_topic(broker, topic)
+    errors: list[str] = []
+
+    def delivered(error: confluent_kafka.KafkaError | None, message: object) -> None:
+        if error is not None:
+            errors.append(str(error))
+
+    idempotent = confluent_kafka.Producer(
+        {"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "linger.ms": 0}
+    )
+
+    def send(key: bytes, value: bytes) -> None:
+        idempotent.produce(topic, key=key, value=value, partition=0, on_delivery=delivered)
+        assert idempotent.flush(30) == 0
+
+    send(b"kept", b"first")
+    for i in range(120):  # one batch each
+        send(b"key-%d" % (i % 6), b"idempotent-%d" % i)
+    last_idempotent = 120
+    plain = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+    for i in range(6):
+        plain.send(topic, key=b"key-%d" % i, value=b"plain").get(timeout=30)
+    for i in range(120):  # rolls the segments holding the idempotent batches away
+        plain.send(topic, key=b"filler", value=b"%d" % i).get(timeout=30)
+    plain.close()
+    wait_for_a_pass(broker, topic, past=last_idempotent)
+
+    broker.stop()
+    broker.start()
+    send(b"after", b"the restart")
+    idempotent.flush(30)
+    assert errors == []
+    latest = {r.key: r.value for r in read_from_start(broker, topic)}
+    assert latest[b"kept"] == b"first" and latest[b"after"] == b"the restart"
+    assert all(latest[b"key-%d" % i] == b"plain" for i in range(6))

@@ -137,3 +137,46 @@ def test_offsets_must_increase_when_encoding():
         rb.encode_batch([Record(5, 0, None, b"a"), Record(5, 0, None, b"b")])
     with pytest.raises(ValueError):
         rb.encode_batch([])
+
+
+@pytest.mark.parametrize("codec", list(CompressionType), ids=lambda c: c.name)
+def test_a_batch_can_span_more_offsets_than_its_records(codec):
+    records = [Record(12, 1000, b"a", b"1"), Record(15, 1003, b"b", b"2")]
+    data = rb.encode_batch(
+        records,
+        compression=codec,
+        producer_id=7,
+        producer_epoch=1,
+        base_sequence=30,
+        offset_span=(10, 19),
+    )
+    batch = rb.decode_batch(data)
+    assert batch.records == records
+    header = batch.header
+    assert (header.base_offset, header.last_offset, header.record_count) == (10, 19, 2)
+    assert header.last_sequence == 39  # the sequence of the batch's last offset, as sent
+    with pytest.raises(ValueError, match="outside"):
+        rb.encode_batch(records, offset_span=(13, 19))
+
+
+def test_an_empty_batch_keeps_its_headers_offsets_producer_and_time():
+    original = rb.read_batch_header(
+        rb.encode_batch(
+            [Record(20, 5000, b"k", b"v"), Record(24, 5007, b"k", None)],
+            compression=CompressionType.LZ4,
+            producer_id=9,
+            producer_epoch=2,
+            base_sequence=70,
+            is_transactional=True,
+        )
+    )
+    data = rb.encode_empty_batch(original)
+    batch = rb.decode_batch(data)  # the CRC is checked
+    assert batch.records == []
+    header = batch.header
+    assert len(data) == rb.HEADER_BYTES and header.record_count == 0
+    assert (header.base_offset, header.last_offset) == (20, 24)
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (9, 2, 70)
+    assert header.last_sequence == original.last_sequence == 74
+    assert header.max_timestamp == original.max_timestamp == 5007
+    assert header.is_transactional and header.compression == CompressionType.NONE

@@ -9,12 +9,14 @@ import threading
 import pytest
 
 from tests.storage.helpers import FakeClock, read_batches
+from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
-from wirekafka.protocol.records.record_batch import encode_batch
+from wirekafka.protocol.records.record_batch import encode_batch, read_batch_header
 from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import HOUR_MS, LogConfig
 from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.producer_state import Duplicate, ProducerStateTable
 from wirekafka.storage.segment import LogSegment
 
 COMPACTED = LogConfig(
@@ -301,3 +303,59 @@ def test_a_merge_interrupted_after_its_swap_file_is_completed_on_reopen(tmp_path
     assert sorted(r.offset for r in records) == sorted(offsets.values())
     assert not list((tmp_path / "c-0").glob("*.swap"))
     assert len(reopened.segments) < len(bases)
+
+
+# idempotent producers: their sequence numbers outlive their records
+
+
+def producer_batch(clock, keys, sequence, producer_id=42):
+    records = [Record(i, clock.now_ms, key, b"from %d" % producer_id) for i, key in enumerate(keys)]
+    return bytearray(
+        encode_batch(records, producer_id=producer_id, producer_epoch=0, base_sequence=sequence)
+    )
+
+
+def test_a_producers_last_batch_stays_empty_when_all_its_records_go(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    for n in range(50):
+        log.append(producer_batch(clock, [b"a", b"b"], sequence=2 * n))
+    last = read_batches(log)[-1].header
+    kept_partly = log.append(producer_batch(clock, [b"c", b"d"], sequence=100, producer_id=43))
+    for key in (b"a", b"b", b"d"):  # later values from a plain producer
+        log.append(bytearray(encode_batch([Record(0, clock.now_ms, key, b"plain")])))
+    log.roll()
+    clean_log(log)
+    headers = {h.producer_id: h for h in log.batch_headers() if h.producer_id != -1}
+    empty = headers[42]
+    assert empty.record_count == 0
+    assert (empty.base_offset, empty.last_offset, empty.last_sequence) == (
+        last.base_offset,
+        last.last_offset,
+        99,
+    )
+    assert sum(1 for h in log.batch_headers() if h.producer_id == 42) == 1
+    partly = headers[43]
+    assert (partly.base_offset, partly.last_offset, partly.record_count) == (
+        kept_partly.first_offset,
+        kept_partly.last_offset,
+        1,
+    )
+    assert partly.last_sequence == 101
+    assert {r.key: r.value for r in surviving(log)} == {
+        b"a": b"plain",
+        b"b": b"plain",
+        b"c": b"from 43",
+        b"d": b"plain",
+    }
+
+    table = ProducerStateTable()  # as the broker rebuilds it after a restart
+    table.rebuild(log.batch_headers())
+    assert table.check(read_batch_header(producer_batch(clock, [b"e"], sequence=100))) is None
+    retried = table.check(read_batch_header(producer_batch(clock, [b"a", b"b"], sequence=98)))
+    assert isinstance(retried, Duplicate) and retried.batch.first_offset == last.base_offset
+    gap = table.check(read_batch_header(producer_batch(clock, [b"e"], sequence=103)))
+    assert gap == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+    assert clean_log(log).records_removed == 0  # a later pass keeps the one empty batch
+    assert sum(1 for h in log.batch_headers() if h.producer_id == 42) == 1

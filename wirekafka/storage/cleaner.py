@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wirekafka.protocol.records.record import Record, TimestampType
-from wirekafka.protocol.records.record_batch import BatchHeader, decode_batch, encode_batch
+from wirekafka.protocol.records.record_batch import (
+    NO_PRODUCER_ID,
+    BatchHeader,
+    decode_batch,
+    encode_batch,
+    encode_empty_batch,
+)
 from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, write_synced
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
@@ -47,23 +53,48 @@ class CleanerStats:
     first_dirty_offset: int | None = None  # where the next pass starts; None: no pass ran
 
 
-def _latest_offsets(segments: list[LogSegment], active_end: int) -> dict[bytes, int]:
-    """Each key's last offset in ``segments``, the last of them active up to ``active_end``."""
-    latest: dict[bytes, int] = {}
+@dataclass(slots=True)
+class _Latest:
+    """What the dirty part and the active segment say is latest."""
+
+    offsets: dict[bytes, int] = field(default_factory=dict)  # key -> its last offset
+    producers: dict[int, int] = field(default_factory=dict)  # producer id -> its last offset
+
+    def supersedes(self, key: bytes, offset: int) -> bool:
+        """Whether a later record has ``key``; a key the dirty part lacks was
+        last written in the clean part, so its record there stays."""
+        return self.offsets.get(key, offset) != offset
+
+    def is_producers_last(self, header: BatchHeader) -> bool:
+        """Whether this is its producer's last batch (idempotent producers only)."""
+        if header.producer_id == NO_PRODUCER_ID:
+            return False
+        return self.producers.get(header.producer_id, header.last_offset) == header.last_offset
+
+
+def _latest_offsets(segments: list[LogSegment], active_end: int) -> _Latest:
+    """Each key's and producer's last offset in ``segments``, the last of them
+    active up to ``active_end``."""
+    latest = _Latest()
     for segment in segments:
         end = active_end if segment is segments[-1] else None
         for batch in segment.batches_from(0, end):
-            if batch.header.is_control:
+            header = batch.header
+            if header.producer_id != NO_PRODUCER_ID:
+                latest.producers[header.producer_id] = header.last_offset
+            if header.is_control:
                 continue
             for record in decode_batch(segment.read_batch(batch)).records:
                 if record.key is not None:
-                    latest[record.key] = record.offset
+                    latest.offsets[record.key] = record.offset
     return latest
 
 
 def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
+    """The batch with only ``records``, keeping its offsets, producer and sequence."""
     return encode_batch(
         records,
+        offset_span=(header.base_offset, header.last_offset),
         compression=header.compression,
         log_append_time_ms=(
             header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
@@ -77,9 +108,13 @@ def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
 
 
 def _clean_segment(
-    segment: LogSegment, latest: dict[bytes, int], tombstone_horizon_ms: int
+    segment: LogSegment, latest: _Latest, tombstone_horizon_ms: int
 ) -> tuple[list[bytes], int]:
-    """The segment's batches after cleaning, and how many records went."""
+    """The segment's batches after cleaning, and how many records went.
+
+    A producer's last batch stays, empty if need be, so that its sequence
+    numbers outlive the records (as Kafka's cleaner keeps them).
+    """
     kept: list[bytes] = []
     removed = 0
     for batch in segment.batches_from(0):
@@ -92,8 +127,7 @@ def _clean_segment(
             record
             for record in records
             if record.key is not None
-            # a key the dirty part lacks was last written in the clean part: it stays
-            and latest.get(record.key, record.offset) == record.offset
+            and not latest.supersedes(record.key, record.offset)
             and not (record.value is None and batch.header.max_timestamp < tombstone_horizon_ms)
         ]
         removed += len(records) - len(retained)
@@ -101,6 +135,8 @@ def _clean_segment(
             kept.append(raw)
         elif retained:
             kept.append(_rewrite(batch.header, retained))
+        elif latest.is_producers_last(batch.header):
+            kept.append(encode_empty_batch(batch.header))
     return kept, removed
 
 
@@ -130,7 +166,7 @@ class _Group:
 
 
 def _groups(
-    segments: list[LogSegment], latest: dict[bytes, int], horizon_ms: int, segment_bytes: int
+    segments: list[LogSegment], latest: _Latest, horizon_ms: int, segment_bytes: int
 ) -> Iterator[_Group]:
     """The inactive segments, cleaned, in groups that each become one segment
     (Kafka merges small cleaned segments the same way)."""

@@ -39,6 +39,7 @@ import crc32c
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer, Reader, Writer
 from wirekafka.protocol.records.compression import (
+    COMPRESSION_MASK,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     CompressionType,
     compress,
@@ -319,16 +320,22 @@ def encode_batch(
     is_transactional: bool = False,
     is_control: bool = False,
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    offset_span: tuple[int, int] | None = None,
 ) -> bytes:
     """One batch holding ``records``, whose offsets must increase.
 
     The base offset and base timestamp are the first record's; the offset and
     timestamp of every record are kept. With ``log_append_time_ms`` the batch
-    is a LogAppendTime batch whose max timestamp is that time.
+    is a LogAppendTime batch whose max timestamp is that time. ``offset_span``
+    (base offset, last offset) gives the batch a wider span than its records,
+    as compaction keeps a batch's offsets (and so its producer's sequence
+    numbers) when it removes some of its records.
     """
     if not records:
         raise ValueError("a record batch needs at least one record")
-    base_offset = records[0].offset
+    base_offset, last_offset = offset_span or (records[0].offset, records[-1].offset)
+    if not base_offset <= records[0].offset <= records[-1].offset <= last_offset:
+        raise ValueError(f"records outside the batch's offsets {base_offset}..{last_offset}")
     base_timestamp = records[0].timestamp
     previous = base_offset - 1
     for record in records:
@@ -358,13 +365,42 @@ def encode_batch(
         MAGIC,
         0,
         attributes,
-        records[-1].offset - base_offset,
+        last_offset - base_offset,
         base_timestamp,
         max_timestamp,
         producer_id,
         producer_epoch,
         base_sequence,
         len(records),
+    )
+    _UINT32.pack_into(batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
+    return bytes(batch)
+
+
+def encode_empty_batch(header: BatchHeader) -> bytes:
+    """A batch with ``header``'s offsets, producer and timestamps but no records.
+
+    Compaction leaves one in place of a producer's last batch when it removes
+    every record of it, so the producer's sequence numbers survive (Kafka's
+    cleaner does the same). It is uncompressed: there is nothing to compress.
+    """
+    batch = bytearray(HEADER_BYTES)
+    _HEADER.pack_into(
+        batch,
+        0,
+        header.base_offset,
+        HEADER_BYTES - LOG_OVERHEAD,
+        header.partition_leader_epoch,
+        MAGIC,
+        0,
+        header.attributes & ~COMPRESSION_MASK,
+        header.last_offset_delta,
+        header.max_timestamp,
+        header.max_timestamp,
+        header.producer_id,
+        header.producer_epoch,
+        header.base_sequence,
+        0,
     )
     _UINT32.pack_into(batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
     return bytes(batch)

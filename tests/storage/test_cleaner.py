@@ -162,6 +162,27 @@ def count_segment_reads(monkeypatch):
     return reads
 
 
+@dataclasses.dataclass
+class CleanedOnce:
+    """A compacted log written with random updates, rolled, and cleaned once."""
+
+    log: PartitionLog
+    clock: FakeClock
+    rng: random.Random
+    first_dirty: int
+
+
+def cleaned_once(tmp_path, seed: int, keys: list[bytes], updates: int) -> CleanedOnce:
+    clock = FakeClock()
+    rng = random.Random(seed)
+    log = new_log(tmp_path, clock)
+    write_updates(log, clock, rng, updates, keys)
+    log.roll()
+    first_dirty = clean_log(log).first_dirty_offset
+    assert first_dirty == log.segments[-1].base_offset
+    return CleanedOnce(log, clock, rng, first_dirty)
+
+
 def test_a_pass_makes_everything_before_the_active_segment_clean(tmp_path):
     clock = FakeClock()
     log = new_log(tmp_path, clock)
@@ -171,14 +192,9 @@ def test_a_pass_makes_everything_before_the_active_segment_clean(tmp_path):
 
 
 def test_a_clean_log_is_not_read_again_until_enough_of_it_is_dirty(tmp_path, monkeypatch):
-    clock = FakeClock()
-    rng = random.Random(4)
-    log = new_log(tmp_path, clock)
     keys = [b"k%02d" % i for i in range(20)]
-    write_updates(log, clock, rng, 300, keys)
-    log.roll()
-    first_dirty = clean_log(log).first_dirty_offset
-    assert first_dirty is not None
+    once = cleaned_once(tmp_path, 4, keys, 300)
+    log, clock, rng, first_dirty = once.log, once.clock, once.rng, once.first_dirty
     reads = count_segment_reads(monkeypatch)
     assert clean_log(log, first_dirty) == CleanerStats()  # nothing dirty but the active segment
     log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k00", b"late")])))
@@ -194,14 +210,9 @@ def test_a_clean_log_is_not_read_again_until_enough_of_it_is_dirty(tmp_path, mon
 
 
 def test_records_in_the_clean_part_go_when_the_dirty_part_supersedes_them(tmp_path):
-    clock = FakeClock()
-    rng = random.Random(6)
-    log = new_log(tmp_path, clock)
     old_keys = [b"old%02d" % i for i in range(10)]
-    write_updates(log, clock, rng, 100, old_keys)
-    log.roll()
-    first_dirty = clean_log(log).first_dirty_offset
-    assert first_dirty is not None
+    once = cleaned_once(tmp_path, 6, old_keys, 100)
+    log, clock, first_dirty = once.log, once.clock, once.first_dirty
     latest, offsets = {}, {}
     for key in old_keys[:5]:  # new values for half the keys, after the clean part
         info = log.append(bytearray(encode_batch([Record(0, clock.now_ms, key, b"new")])))
@@ -219,15 +230,10 @@ def test_records_in_the_clean_part_go_when_the_dirty_part_supersedes_them(tmp_pa
 
 
 def test_min_cleanable_dirty_ratio_decides_whether_a_pass_runs(tmp_path):
-    clock = FakeClock()
-    rng = random.Random(9)
-    log = new_log(tmp_path, clock)
     keys = [b"k%d" % i for i in range(6)]
-    write_updates(log, clock, rng, 300, keys)
-    log.roll()
-    first_dirty = clean_log(log).first_dirty_offset
-    assert first_dirty is not None
-    write_updates(log, clock, rng, 60, keys)
+    once = cleaned_once(tmp_path, 9, keys, 300)
+    log, first_dirty = once.log, once.first_dirty
+    write_updates(log, once.clock, once.rng, 60, keys)
     log.roll()
     segments = log.segments[:-1]
     dirty = sum(s.size for s in segments if s.base_offset >= first_dirty)

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from wirekafka.config import (
-    BrokerConfig,
     broker_config_from_properties,
     parse_overrides,
     read_properties_file,
@@ -33,12 +32,6 @@ def test_defaults():
     assert config.cluster_id is None
     assert config.log == LogConfig()
     assert config.properties == {}
-
-
-def test_the_dataclass_defaults_match_the_parsed_defaults():
-    parsed = broker_config_from_properties({})
-    made = BrokerConfig(listeners=parsed.listeners, advertised_listeners=parsed.listeners)
-    assert made == parsed
 
 
 def test_values_are_read():

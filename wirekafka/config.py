@@ -8,7 +8,7 @@ startup with a :class:`ConfigError` naming it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from wirekafka.listeners import Listener, parse_listeners
@@ -56,33 +56,36 @@ BROKER_DEFAULTS: dict[str, str | None] = {
 
 @dataclass(frozen=True, slots=True)
 class BrokerConfig:
-    broker_id: int = 0
-    listeners: tuple[Listener, ...] = ()
-    advertised_listeners: tuple[Listener, ...] = ()
-    log_dirs: tuple[Path, ...] = (Path(DEFAULT_LOG_DIR),)
-    num_partitions: int = 1
-    default_replication_factor: int = 1
-    auto_create_topics_enable: bool = True
-    message_max_bytes: int = 1048588
-    socket_request_max_bytes: int = 104857600
-    connections_max_idle_ms: int = 600000
-    log_retention_check_interval_ms: int = 300000
-    log_flush_scheduler_interval_ms: int = 1000
-    producer_id_expiration_ms: int = 86400000
-    cluster_id: str | None = None
-    group_min_session_timeout_ms: int = 6000
-    group_max_session_timeout_ms: int = 1800000
-    group_initial_rebalance_delay_ms: int = 3000
-    offsets_topic_num_partitions: int = 50
-    offsets_retention_ms: int = 10080 * 60_000
-    offsets_retention_check_interval_ms: int = 600000
-    offset_metadata_max_bytes: int = 4096
-    log_cleaner_backoff_ms: int = 15000
-    zookeeper_connect: str | None = None  # None: the embedded default, no ZooKeeper
-    zookeeper_session_timeout_ms: int = 18000
-    zookeeper_connection_timeout_ms: int = 18000
-    log: LogConfig = field(default_factory=LogConfig)
-    properties: Mapping[str, str] = field(default_factory=dict)  # as given, for DescribeConfigs
+    """The broker's settings, read by :func:`broker_config_from_properties`,
+    which holds the defaults (``BROKER_DEFAULTS``, and LogConfig's for ``log.*``)."""
+
+    broker_id: int
+    listeners: tuple[Listener, ...]
+    advertised_listeners: tuple[Listener, ...]
+    log_dirs: tuple[Path, ...]
+    num_partitions: int
+    default_replication_factor: int
+    auto_create_topics_enable: bool
+    message_max_bytes: int
+    socket_request_max_bytes: int
+    connections_max_idle_ms: int
+    log_retention_check_interval_ms: int
+    log_flush_scheduler_interval_ms: int
+    producer_id_expiration_ms: int
+    cluster_id: str | None
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
+    group_initial_rebalance_delay_ms: int
+    offsets_topic_num_partitions: int
+    offsets_retention_ms: int
+    offsets_retention_check_interval_ms: int
+    offset_metadata_max_bytes: int
+    log_cleaner_backoff_ms: int
+    zookeeper_connect: str | None  # None: the embedded default, no ZooKeeper
+    zookeeper_session_timeout_ms: int
+    zookeeper_connection_timeout_ms: int
+    log: LogConfig
+    properties: Mapping[str, str]  # as given, for DescribeConfigs
 
 
 def read_properties_file(path: Path) -> dict[str, str]:

@@ -20,7 +20,7 @@ from wirekafka.handlers.cluster import (
 from wirekafka.handlers.group_runtime import GroupRuntime
 from wirekafka.handlers.offsets_log import OffsetsLog
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
-from wirekafka.handlers.topics import TopicError, TopicManager
+from wirekafka.handlers.topics import TopicError, TopicManager, topic_log_config
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
@@ -80,11 +80,10 @@ def open_broker_context(
         cluster = LocalCluster(endpoint)
     else:
         store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
-    topic_configs = {name: topic.configs for name, topic in store.topics().items()}
+    topics_at_start = store.topics()
 
     def topic_config(name: str) -> LogConfig:
-        overrides = topic_configs.get(name)
-        return config.log.with_overrides(overrides) if overrides else config.log
+        return topic_log_config(config.log, topics_at_start.get(name))
 
     logs = LogManager(
         config.log_dirs, config.log, clock, broker_id=config.broker_id, topic_config=topic_config

@@ -48,6 +48,11 @@ def topic_name_error(name: str | None) -> TopicError | None:
     return None
 
 
+def topic_log_config(broker_config: LogConfig, topic: TopicDefinition | None) -> LogConfig:
+    """A topic's log settings: the broker's, with the topic's own keys applied."""
+    return broker_config.with_overrides(topic.configs) if topic and topic.configs else broker_config
+
+
 class TopicManager:
     def __init__(
         self,
@@ -89,9 +94,7 @@ class TopicManager:
         return sorted(self.metadata.topics())
 
     def log_config(self, name: str) -> LogConfig:
-        topic = self.metadata.topic(name)
-        base = self.config.log
-        return base.with_overrides(topic.configs) if topic and topic.configs else base
+        return topic_log_config(self.config.log, self.metadata.topic(name))
 
     def partition_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
         """The partition's log, created on first use; an error for unknown partitions."""

@@ -365,3 +365,7 @@ def test_a_producers_last_batch_stays_empty_when_all_its_records_go(tmp_path):
 
     assert clean_log(log).records_removed == 0  # a later pass keeps the one empty batch
     assert sum(1 for h in log.batch_headers() if h.producer_id == 42) == 1
+    log.append(producer_batch(clock, [b"z"], sequence=100))  # the producer writes again
+    log.roll()
+    clean_log(log)
+    assert [h.record_count for h in log.batch_headers() if h.producer_id == 42] == [1]

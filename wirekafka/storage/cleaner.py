@@ -131,12 +131,12 @@ def _clean_segment(
             and not (record.value is None and batch.header.max_timestamp < tombstone_horizon_ms)
         ]
         removed += len(records) - len(retained)
-        if len(retained) == len(records):
+        if retained and len(retained) == len(records):
             kept.append(raw)
         elif retained:
             kept.append(_rewrite(batch.header, retained))
-        elif latest.is_producers_last(batch.header):
-            kept.append(encode_empty_batch(batch.header))
+        elif latest.is_producers_last(batch.header):  # empty, or emptied now
+            kept.append(raw if not records else encode_empty_batch(batch.header))
     return kept, removed
 
 

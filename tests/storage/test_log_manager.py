@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 
@@ -166,3 +167,37 @@ def test_a_first_dirty_offset_past_the_log_end_cleans_the_whole_log(tmp_path, ca
         stats = again.clean(reopened)
     assert "past the log end" in caplog.text
     assert stats.records_removed == 55 and stats.first_dirty_offset == 60
+
+
+def test_checkpoints_are_written_safely_while_partitions_come_and_go(tmp_path):
+    """Maintenance writes checkpoints from a worker thread while topics are
+    created and deleted and the cleaner records its passes."""
+    clock = FakeClock()
+    m = compacted_manager(tmp_path, clock)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def checkpoint_forever() -> None:
+        while not stop.is_set():
+            try:
+                m.write_checkpoints()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+                return
+
+    writer = threading.Thread(target=checkpoint_forever)
+    writer.start()
+    try:
+        for round_number in range(40):
+            log = m.get_or_create_log("churn", round_number)
+            write_keys(log, clock, 30)
+            log.roll()
+            m.clean(log)
+            m.delete_log("churn", round_number, delay_ms=0)
+    finally:
+        stop.set()
+        writer.join()
+    assert errors == []
+    m.write_checkpoints()
+    assert read_checkpoint(tmp_path / "cleaner-offset-checkpoint") == {}
+    assert read_checkpoint(tmp_path / "recovery-point-offset-checkpoint") == {}

@@ -69,6 +69,7 @@ class LogManager:
         self._dir_of: dict[TopicPartition, Path] = {}
         self._first_dirty: dict[TopicPartition, int] = {}  # of compacted logs, once cleaned
         self._lock = threading.Lock()
+        self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
         self._deletions = DelayedDeletions()
         self.had_clean_shutdown = True
 
@@ -150,19 +151,24 @@ class LogManager:
             write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
 
     def write_checkpoints(self) -> None:
-        for log_dir in self.log_dirs:
-            logs = {tp: lg for tp, lg in self._snapshot().items() if self._dir_of[tp] == log_dir}
-            write_checkpoint(
-                log_dir / RECOVERY_POINT_CHECKPOINT_FILE,
-                {tp: lg.recovery_point for tp, lg in logs.items()},
-            )
-            write_checkpoint(
-                log_dir / LOG_START_OFFSET_CHECKPOINT_FILE,
-                {tp: lg.log_start_offset for tp, lg in logs.items()},
-            )
-            self._write_cleaner_checkpoint(log_dir)
+        with self._lock:
+            placed = [(tp, lg, self._dir_of[tp]) for tp, lg in self._logs.items()]
+        with self._checkpoint_lock:
+            for log_dir in self.log_dirs:
+                logs = {tp: lg for tp, lg, in_dir in placed if in_dir == log_dir}
+                write_checkpoint(
+                    log_dir / RECOVERY_POINT_CHECKPOINT_FILE,
+                    {tp: lg.recovery_point for tp, lg in logs.items()},
+                )
+                write_checkpoint(
+                    log_dir / LOG_START_OFFSET_CHECKPOINT_FILE,
+                    {tp: lg.log_start_offset for tp, lg in logs.items()},
+                )
+                self._write_cleaner_checkpoint(log_dir)
 
     def _write_cleaner_checkpoint(self, log_dir: Path) -> None:
+        """Called with ``_checkpoint_lock`` held: maintenance and compaction
+        both write it, from worker threads."""
         with self._lock:
             offsets = {
                 tp: offset
@@ -249,7 +255,8 @@ class LogManager:
             if self._logs.get(key) is not partition_log:
                 return stats  # deleted meanwhile
             self._first_dirty[key] = stats.first_dirty_offset
-        self._write_cleaner_checkpoint(log_dir)
+        with self._checkpoint_lock:
+            self._write_cleaner_checkpoint(log_dir)
         return stats
 
     def run_maintenance(self) -> None:

@@ -210,7 +210,10 @@ class Broker:
                 self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every
             if trio.current_time() >= next_checkpoint:
-                await trio.to_thread.run_sync(logs.write_checkpoints)
+                try:
+                    await trio.to_thread.run_sync(logs.write_checkpoints)
+                except OSError as exc:  # tried again next time; recovery covers the gap
+                    log.error("writing the offset checkpoints failed: %s", exc)
                 next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
 
     async def _compact(self) -> None:
@@ -223,5 +226,5 @@ class Broker:
                 if partition_log.config.compact and len(partition_log.segments) > 1:
                     try:
                         await trio.to_thread.run_sync(logs.clean, partition_log)
-                    except StorageError as exc:
+                    except (StorageError, OSError) as exc:  # the next pass tries again
                         log.error("compaction of %r failed: %s", partition_log, exc)

@@ -165,12 +165,16 @@ def run_kafka_python(config: dict, commands: queue.Queue) -> None:
         except Exception as exc:
             emit({"type": "commit_error", "error": repr(exc)})
 
-    # Know the topic's partitions before joining. Otherwise a leader may first assign
-    # nothing, then rejoin on the metadata update; kafka-python 3.0.12 can then strand
-    # that leader if a poll() times out while its SyncGroup is in flight (its need_rejoin()
-    # turns False once it has assigned, and the finished join is never applied).
-    consumer.partitions_for_topic(topic)
+    # A leader rejoins when the metadata it assigned with differs from its latest, and
+    # kafka-python 3.0.12 rebuilds that snapshot only when a metadata response arrives
+    # after subscribe(); a first join that beats the response assigns from an empty one,
+    # so the leader rejoins at once. That rejoin can strand it: if a poll() times out
+    # while its SyncGroup is in flight, need_rejoin() turns False once it has assigned,
+    # the finished join is never applied, and its heartbeats stay off (the coordinator
+    # drops it after the session timeout while it goes on reading its partitions).
+    # A blocking metadata refresh after subscribe() builds the snapshot before the join.
     consumer.subscribe([topic], listener=Listener())
+    consumer.topics()
     emit({"type": "started"})
     try:
         while True:

@@ -8,6 +8,7 @@ and COMPAT.md are the reference.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import pytest
@@ -393,6 +394,23 @@ def test_session_timeout_removes_a_member_and_the_others_rebalance():
     result = h.join_reply("a3")
     assert result.generation_id == 3
     assert [m.member_id for m in result.members] == [a]
+
+
+def test_the_log_says_why_each_rebalance_began(caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.INFO, logger="wirekafka.groups.coordinator")
+    h = Harness(delay=0)
+    a, b = stable_pair(h)
+    h.tick(SESSION // 2)
+    assert h.heartbeat(a, 2) == ErrorCode.NONE
+    h.tick(SESSION // 2)  # B's last contact was its sync
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line.split(": ", 1)[1] for line in lines if "rebalancing from" in line] == [
+        f"rebalancing from Empty at generation 0 (member {a} joined)",
+        f"rebalancing from Stable at generation 1 (member {b} joined)",
+        f"rebalancing from Stable at generation 2 (member {b} sent no heartbeat in {SESSION} ms)",
+    ]
+    assert f"group g: generation 2 with 2 members, leader {a}, protocol range" in lines
+    assert f"group g: generation 2 stable, assignment from leader {a}" in lines
 
 
 def test_session_expiry_is_exactly_at_the_deadline():

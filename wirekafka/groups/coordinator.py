@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import uuid
 from dataclasses import dataclass, field
 
 from wirekafka.groups.group import Group, Member
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
 
 NO_GENERATION = -1
 NO_MEMBER = ""
@@ -185,7 +188,7 @@ class GroupCoordinator:
             return dataclasses.replace(result, leader_id=previous_leader or result.leader_id)
         old.protocols, old.protocol_type = list(request.protocols), request.protocol_type
         old.join_reply = reply_to
-        self._rebalance(group, now_ms)
+        self._rebalance(group, now_ms, f"static member {new_id} replaced {old_id}")
         return None
 
     def _add_member(
@@ -213,7 +216,7 @@ class GroupCoordinator:
             # A new group's first rebalance waits a little longer for each newcomer.
             limit = group.rebalance_started_ms + request.rebalance_timeout_ms
             group.rebalance_deadline_ms = min(now_ms + group.initial_delay_ms, max(limit, now_ms))
-        self._rebalance(group, now_ms)
+        self._rebalance(group, now_ms, f"member {member_id} joined")
 
     def _join_known(
         self, group: Group, request: JoinRequest, now_ms: int, reply_to: object
@@ -240,9 +243,12 @@ class GroupCoordinator:
             return self._join_result(group, member, leader_view=member_id == group.leader_id)
         if group.state == GroupState.STABLE and unchanged and member_id != group.leader_id:
             return self._join_result(group, member, leader_view=False)
+        why = "its metadata changed" if not unchanged else "it leads the group"
+        if group.state == GroupState.PREPARING_REBALANCE:
+            why = "the group is rebalancing"
         member.protocols = list(request.protocols)
         member.join_reply = reply_to
-        self._rebalance(group, now_ms)
+        self._rebalance(group, now_ms, f"member {member_id} rejoined: {why}")
         return None
 
     def _member_of(
@@ -274,8 +280,16 @@ class GroupCoordinator:
 
     # rebalancing
 
-    def _rebalance(self, group: Group, now_ms: int) -> None:
+    def _rebalance(self, group: Group, now_ms: int, reason: str) -> None:
         """Enter (or stay in) PreparingRebalance and complete the join when all are in."""
+        if group.state != GroupState.PREPARING_REBALANCE:
+            log.info(
+                "group %s: rebalancing from %s at generation %d (%s)",
+                group.group_id,
+                group.state.value,
+                group.generation_id,
+                reason,
+            )
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             for member in group.members.values():
                 if member.sync_reply is not None:
@@ -314,6 +328,11 @@ class GroupCoordinator:
 
     def _complete_join(self, group: Group, now_ms: int) -> None:
         for member in [m for m in group.members.values() if m.join_reply is None]:
+            log.info(
+                "group %s: member %s did not rejoin within the rebalance; removed",
+                group.group_id,
+                member.member_id,
+            )
             self._remove(group, member)
         group.pending_members.clear()
         group.rebalance_deadline_ms = None
@@ -330,6 +349,14 @@ class GroupCoordinator:
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         group.transition(GroupState.COMPLETING_REBALANCE, now_ms)
+        log.info(
+            "group %s: generation %d with %d members, leader %s, protocol %s",
+            group.group_id,
+            group.generation_id,
+            len(group.members),
+            group.leader_id,
+            group.protocol_name,
+        )
         for member in group.members.values():
             member.assignment = b""
             reply, member.join_reply = member.join_reply, None
@@ -375,12 +402,14 @@ class GroupCoordinator:
             self._reply(member.sync_reply, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
         member.join_reply = member.sync_reply = None
 
-    def _member_gone(self, group: Group, member: Member, now_ms: int) -> None:
+    def _member_gone(self, group: Group, member: Member, now_ms: int, reason: str) -> None:
         """A member left or timed out: the others rebalance without it."""
         self._remove(group, member)
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self._rebalance(group, now_ms)
-        elif group.state == GroupState.PREPARING_REBALANCE and (
+            self._rebalance(group, now_ms, f"member {member.member_id} {reason}")
+            return
+        log.info("group %s: member %s %s", group.group_id, member.member_id, reason)
+        if group.state == GroupState.PREPARING_REBALANCE and (
             (not group.members and not group.pending_members) or self._ready_to_complete(group)
         ):
             self._complete_join(group, now_ms)
@@ -423,6 +452,12 @@ class GroupCoordinator:
             for each in group.members.values():
                 each.assignment = assignments.get(each.member_id, b"")
             group.transition(GroupState.STABLE, now_ms)
+            log.info(
+                "group %s: generation %d stable, assignment from leader %s",
+                group.group_id,
+                group.generation_id,
+                member_id,
+            )
             self.stored.append(group.group_id)
             for each in group.members.values():
                 reply, each.sync_reply = each.sync_reply, None
@@ -474,7 +509,7 @@ class GroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        self._member_gone(group, member, now_ms)
+        self._member_gone(group, member, now_ms, "left")
         return ErrorCode.NONE
 
     # offsets
@@ -555,6 +590,7 @@ class GroupCoordinator:
                     continue
                 waiting = member.join_reply is not None or member.sync_reply is not None
                 if not waiting and member.heartbeat_deadline_ms <= now_ms:
-                    self._member_gone(group, member, now_ms)
+                    silent = f"sent no heartbeat in {member.session_timeout_ms} ms"
+                    self._member_gone(group, member, now_ms, silent)
             if group.members and self._ready_to_complete(group):
                 self._complete_join(group, now_ms)

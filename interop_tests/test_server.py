@@ -1,5 +1,6 @@
 """The server and the command line, seen from outside: config errors, the
-config file, idle and oversized connections, pipelining, clean shutdown."""
+config file, idle and oversized connections, pipelining, clean shutdown, a
+checkpoint write that fails."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from kafka import KafkaConsumer, KafkaProducer
 
 from interop_tests.conftest import BrokerFactory
 from interop_tests.protocol_client import ProtocolClient
@@ -190,3 +194,52 @@ def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -
     (topic,) = answered[0].responses  # type: ignore[attr-defined]
     assert topic.partitions[0].error_code == 0
     assert topic.partitions[0].high_watermark == 0
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_failed_checkpoint_write_is_logged_and_tried_again(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(
+        settings={
+            "log.flush.offset.checkpoint.interval.ms": "100",
+            "log.flush.scheduler.interval.ms": "100",
+            "num.partitions": "1",
+        }
+    )
+    checkpoint = broker.data_dir / "recovery-point-offset-checkpoint"
+    blocker = checkpoint.with_name(checkpoint.name + ".tmp")
+    blocker.mkdir()  # the temp file cannot be created: every checkpoint write fails
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    for i in range(5):
+        producer.send("blocked", value=b"before-%d" % i).get(timeout=TIMEOUT_S)
+    _wait_for(
+        lambda: "writing the offset checkpoints failed" in broker.stderr_text(),
+        "the broker to log the failed checkpoint",
+    )
+    for i in range(5):
+        producer.send("blocked", value=b"after-%d" % i).get(timeout=TIMEOUT_S)
+    producer.close()
+    consumer = KafkaConsumer(
+        "blocked",
+        bootstrap_servers=broker.bootstrap,
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=10_000,
+    )
+    values = [record.value for record in consumer]
+    consumer.close()
+    assert values == [b"before-%d" % i for i in range(5)] + [b"after-%d" % i for i in range(5)]
+    broker.assert_running()
+
+    blocker.rmdir()  # the next round writes it
+    _wait_for(
+        lambda: "blocked 0 " in checkpoint.read_text(), "the checkpoint to name the partition"
+    )
+    broker.stop()
+    assert (broker.data_dir / ".kafka_cleanshutdown").exists()

@@ -29,6 +29,7 @@ def test_defaults():
     assert config.socket_request_max_bytes == 104857600
     assert config.connections_max_idle_ms == 600000
     assert config.producer_id_expiration_ms == 86400000
+    assert config.log_flush_offset_checkpoint_interval_ms == 60000
     assert config.cluster_id is None
     assert config.log == LogConfig()
     assert config.properties == {}
@@ -46,6 +47,7 @@ def test_values_are_read():
             "message.max.bytes": "2000",
             "connections.max.idle.ms": "-1",
             "producer.id.expiration.ms": "5000",
+            "log.flush.offset.checkpoint.interval.ms": "250",
             "cluster.id": "abc",
         }
     )
@@ -58,6 +60,7 @@ def test_values_are_read():
     assert config.message_max_bytes == 2000
     assert config.connections_max_idle_ms == -1
     assert config.producer_id_expiration_ms == 5000
+    assert config.log_flush_offset_checkpoint_interval_ms == 250
     assert config.cluster_id == "abc"
     assert config.properties["num.partitions"] == "6"
 

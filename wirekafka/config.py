@@ -38,6 +38,7 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "connections.max.idle.ms": "600000",
     "log.retention.check.interval.ms": "300000",
     "log.flush.scheduler.interval.ms": "1000",
+    "log.flush.offset.checkpoint.interval.ms": "60000",
     "producer.id.expiration.ms": "86400000",
     "cluster.id": None,
     "group.min.session.timeout.ms": "6000",
@@ -71,6 +72,7 @@ class BrokerConfig:
     connections_max_idle_ms: int
     log_retention_check_interval_ms: int
     log_flush_scheduler_interval_ms: int
+    log_flush_offset_checkpoint_interval_ms: int
     producer_id_expiration_ms: int
     cluster_id: str | None
     group_min_session_timeout_ms: int
@@ -169,6 +171,9 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         connections_max_idle_ms=_int(properties, "connections.max.idle.ms", -1),
         log_retention_check_interval_ms=_int(properties, "log.retention.check.interval.ms", 1),
         log_flush_scheduler_interval_ms=_int(properties, "log.flush.scheduler.interval.ms", 1),
+        log_flush_offset_checkpoint_interval_ms=_int(
+            properties, "log.flush.offset.checkpoint.interval.ms", 1, 2**31 - 1
+        ),
         producer_id_expiration_ms=_int(properties, "producer.id.expiration.ms", 1),
         cluster_id=cluster_id,
         group_min_session_timeout_ms=_int(properties, "group.min.session.timeout.ms", 0, 2**31 - 1),

@@ -26,7 +26,6 @@ from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeepe
 log = logging.getLogger("wirekafka.server")
 
 SHUTDOWN_GRACE_SECONDS = 10.0
-CHECKPOINT_INTERVAL_SECONDS = 60.0
 
 
 def wall_clock_ms() -> int:
@@ -197,7 +196,8 @@ class Broker:
             / 1000
         )
         logs = self.context.logs
-        next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+        checkpoint_every = config.log_flush_offset_checkpoint_interval_ms / 1000
+        next_checkpoint = trio.current_time() + checkpoint_every
         offsets_every = config.offsets_retention_check_interval_ms / 1000
         next_offsets_expiry = trio.current_time() + offsets_every
         while True:
@@ -214,7 +214,8 @@ class Broker:
                     await trio.to_thread.run_sync(logs.write_checkpoints)
                 except OSError as exc:  # tried again next time; recovery covers the gap
                     log.error("writing the offset checkpoints failed: %s", exc)
-                next_checkpoint = trio.current_time() + CHECKPOINT_INTERVAL_SECONDS
+                checkpoint_every = config.log_flush_offset_checkpoint_interval_ms / 1000
+        next_checkpoint = trio.current_time() + checkpoint_every
 
     async def _compact(self) -> None:
         """Compact the logs of compacted topics (``__consumer_offsets``) in a worker

@@ -20,6 +20,7 @@ from wirekafka.groups.coordinator import (
     JoinResult,
     SyncResult,
 )
+from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 
@@ -858,13 +859,85 @@ def test_delete_during_preparing_rebalance_is_refused():
 # restore and next_deadline
 
 
-def test_restore_keeps_the_generation():
+def test_restore_without_members_keeps_the_generation():
     h = Harness(delay=0)
-    h.c.restore("g", 7, "consumer", h.now)
+    h.c.restore("g", h.now, GroupMetadataValue("consumer", 7, None, None))
     assert h.state() == GroupState.EMPTY
     assert h.heartbeat("old", 7) == ErrorCode.UNKNOWN_MEMBER_ID
     h.new_member("a")
     assert h.join_reply("a").generation_id == 8
+
+
+def test_restore_of_offsets_alone_is_an_empty_group():
+    h = Harness(delay=0)
+    h.c.restore("g", h.now)
+    assert (h.state(), h.group().generation_id, h.group().protocol_type) == (
+        GroupState.EMPTY, 0, None,
+    )  # fmt: skip
+
+
+def stored_member(member_id: str, instance: str | None = None, rebalance: int = REBALANCE):
+    return MemberMetadata(
+        member_id=member_id,
+        group_instance_id=instance,
+        client_id="client",
+        client_host="/127.0.0.1",
+        rebalance_timeout_ms=rebalance,
+        session_timeout_ms=SESSION,
+        subscription=b"sub-" + member_id.encode(),
+        assignment=b"assigned-" + member_id.encode(),
+    )
+
+
+def restored_pair(h: Harness) -> None:
+    """Group g as stored at generation 5: leader a, follower b (static instance "b-i")."""
+    members = [stored_member("a", rebalance=-1), stored_member("b", instance="b-i")]
+    h.c.restore("g", h.now, GroupMetadataValue("consumer", 5, "range", "a", T0, members))
+
+
+def test_restored_members_go_on_without_a_rebalance():
+    h = Harness(delay=0)
+    restored_pair(h)
+    group = h.group()
+    assert (h.state(), group.generation_id, group.protocol_name, group.leader_id) == (
+        GroupState.STABLE, 5, "range", "a",
+    )  # fmt: skip
+    assert group.static_members == {"b-i": "b"}
+    assert group.members["a"].rebalance_timeout_ms == SESSION  # value v0 had none
+    assert h.heartbeat("a", 5) == ErrorCode.NONE
+    assert h.heartbeat("b", 5, instance="b-i") == ErrorCode.NONE
+    assert h.heartbeat("b", 4) == ErrorCode.ILLEGAL_GENERATION
+    assert h.c.check_commit("g", 5, "a", None, h.now) == ErrorCode.NONE
+    synced = h.sync("bs", "b", 5, instance="b-i")
+    assert isinstance(synced, SyncResult)
+    assert synced.assignment == b"assigned-b"
+    # a follower rejoining with what it had gets the generation back
+    rejoined = h.join("b5", "b", (("range", b"sub-b"),), instance="b-i")
+    assert rejoined is not None and rejoined.generation_id == 5
+    assert h.state() == GroupState.STABLE
+
+
+def test_restored_members_that_stay_silent_expire():
+    h = Harness(delay=0)
+    restored_pair(h)
+    h.tick(SESSION // 2)
+    assert h.heartbeat("a", 5) == ErrorCode.NONE
+    h.tick(SESSION // 2)  # b has not been heard from since the restore
+    assert "b" not in h.group().members
+    assert h.group().static_members == {}
+    assert h.state() == GroupState.PREPARING_REBALANCE
+    assert h.heartbeat("a", 5) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.join("a6", "a", (("range", b"sub-a"),)) is None
+    result = h.join_reply("a6")
+    assert (result.generation_id, [m.member_id for m in result.members]) == (6, ["a"])
+
+
+def test_a_stored_leader_that_is_not_a_member_is_replaced():
+    h = Harness(delay=0)
+    h.c.restore(
+        "g", h.now, GroupMetadataValue("consumer", 2, "range", "gone", T0, [stored_member("a")])
+    )
+    assert h.group().leader_id == "a"
 
 
 def test_next_deadline_values():

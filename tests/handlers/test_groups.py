@@ -19,6 +19,7 @@ from wirekafka.groups.offsets_topic import (
     decode_offset_commit_value,
     partition_for_group,
 )
+from wirekafka.handlers.group_runtime import group_metadata
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_groups import DeleteGroupsRequest
@@ -493,11 +494,33 @@ def test_committed_offsets_survive_a_restart(gb):
         ("t", 1): (12, "meta", ErrorCode.NONE),
     }
     assert fetch(gb, 1, {"t": [0]}, group="simple") == {("t", 0): (1, "meta", ErrorCode.NONE)}
-    # the group comes back Empty at its generation; its members must join again
-    group = gb.ctx.groups.coordinator.groups["g"]
-    assert group.generation_id == generation
+    # the group comes back Stable with its member, who goes on without a rebalance
+    [described] = describe(gb, 5, "g")
+    assert (described.group_state, [m.member_id for m in described.members]) == (
+        "Stable", [member],
+    )  # fmt: skip
+    assert heartbeat(gb, 4, member, generation) == ErrorCode.NONE
+    assert sync(gb, 5, member, generation).assignment == b"assigned"
+    # a member silent for its session after the restart is gone; the group empties
+    gb.clock.advance(10_000)
+    gb.ctx.groups.coordinator.advance(gb.clock())
+    gb.ctx.groups.deliver()
     assert heartbeat(gb, 4, member, generation) == ErrorCode.UNKNOWN_MEMBER_ID
-    assert join_member(gb, 7).generation_id == generation + 1
+    assert describe(gb, 5, "g")[0].group_state == "Empty"
+    assert join_member(gb, 7).generation_id == generation + 2
+
+
+def test_a_restored_group_is_stored_again_as_it_was(gb):
+    """What the broker loads it writes back unchanged at the next store."""
+    member, generation = stable_member(gb)
+    before = [v for k, v in offsets_records(gb, "g") if isinstance(k, GroupMetadataKey)][-1]
+    gb.restart()
+    group = gb.ctx.groups.coordinator.groups["g"]
+    again = group_metadata(group)
+    assert again.members == before.members
+    assert (again.generation, again.protocol, again.leader, again.protocol_type) == (
+        generation, "range", member, "consumer",
+    )  # fmt: skip
 
 
 def test_consumer_offsets_records_decode(gb):

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from wirekafka.groups.group import Group, Member
+from wirekafka.groups.offsets_topic import GroupMetadataValue
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 
@@ -557,18 +558,48 @@ class GroupCoordinator:
         del self.groups[group_id]
         return ErrorCode.NONE
 
-    def restore(
-        self, group_id: str, generation_id: int, protocol_type: str | None, now_ms: int
-    ) -> None:
-        """A group read back from ``__consumer_offsets``: Empty, at its last generation.
+    def restore(self, group_id: str, now_ms: int, stored: GroupMetadataValue | None = None) -> None:
+        """A group read back from ``__consumer_offsets``, as Kafka loads it.
 
-        Members are not restored; they learn UNKNOWN_MEMBER_ID and join again.
+        With members it comes back Stable at its generation, each member with
+        the protocol chosen, its subscription and its assignment, and a session
+        that starts now: members that go on heartbeating keep their partitions
+        without a rebalance, the others expire. Without members (or with only
+        committed offsets, ``stored`` None) it comes back Empty.
         """
-        self.groups[group_id] = Group(
+        if stored is None:
+            self.groups[group_id] = Group(group_id, state_timestamp_ms=now_ms)
+            return
+        group = self.groups[group_id] = Group(
             group_id,
-            generation_id=generation_id,
-            protocol_type=protocol_type,
+            generation_id=stored.generation,
+            protocol_type=stored.protocol_type or None,
             state_timestamp_ms=now_ms,
+        )
+        if not stored.members or stored.protocol is None:
+            return
+        group.state = GroupState.STABLE
+        group.protocol_name = stored.protocol
+        for m in stored.members:
+            group.members[m.member_id] = Member(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout_ms=m.session_timeout_ms,
+                # value version 0 has none; Kafka's loader uses the session timeout
+                rebalance_timeout_ms=(
+                    m.rebalance_timeout_ms if m.rebalance_timeout_ms >= 0 else m.session_timeout_ms
+                ),
+                protocol_type=stored.protocol_type,
+                protocols=[(stored.protocol, m.subscription)],
+                assignment=m.assignment,
+                heartbeat_deadline_ms=now_ms + m.session_timeout_ms,
+            )
+            if m.group_instance_id is not None:
+                group.static_members[m.group_instance_id] = m.member_id
+        group.leader_id = (
+            stored.leader if stored.leader in group.members else next(iter(group.members))
         )
 
     # time

@@ -78,11 +78,11 @@ class GroupRuntime:
         self._wake = trio.Event()
 
     def load(self) -> None:
-        """Rebuild committed offsets and group generations from ``__consumer_offsets``
+        """Rebuild committed offsets and groups (with their members) from ``__consumer_offsets``
         (created, as in Kafka, when a client first looks for a coordinator)."""
         if not self.offsets_log.exists():
             return
-        generations: dict[str, GroupMetadataValue | None] = {}
+        stored_groups: dict[str, GroupMetadataValue | None] = {}
         offsets = 0
         for item in self.offsets_log.load():
             if isinstance(item, LoadedOffset):
@@ -94,17 +94,15 @@ class GroupRuntime:
                     )
                     offsets += 1
             elif isinstance(item, LoadedGroup):
-                generations[item.group_id] = item.metadata
+                stored_groups[item.group_id] = item.metadata
         now = self.clock()
-        for group_id, metadata in generations.items():
+        for group_id, metadata in stored_groups.items():
             if metadata is not None:
-                self.coordinator.restore(
-                    group_id, metadata.generation, metadata.protocol_type or None, now
-                )
+                self.coordinator.restore(group_id, now, metadata)
         for group_id in self.offsets.groups():  # offsets alone: an Empty group, as Kafka loads it
             if group_id not in self.coordinator.groups:
-                self.coordinator.restore(group_id, 0, None, now)
-        if offsets or generations:
+                self.coordinator.restore(group_id, now)
+        if offsets or stored_groups:
             log.info(
                 "loaded %d groups and the offsets of %d from %s",
                 len(self.coordinator.groups),

@@ -12,12 +12,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer
 
 from interop_tests.conftest import BrokerFactory
+from interop_tests.polling import wait_for
 from interop_tests.protocol_client import ProtocolClient
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import ApiKey
@@ -196,13 +196,6 @@ def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -
     assert topic.partitions[0].high_watermark == 0
 
 
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def test_a_failed_checkpoint_write_is_logged_and_tried_again(
     broker_factory: BrokerFactory,
 ) -> None:
@@ -219,7 +212,7 @@ def test_a_failed_checkpoint_write_is_logged_and_tried_again(
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     for i in range(5):
         producer.send("blocked", value=b"before-%d" % i).get(timeout=TIMEOUT_S)
-    _wait_for(
+    wait_for(
         lambda: "writing the offset checkpoints failed" in broker.stderr_text(),
         "the broker to log the failed checkpoint",
     )
@@ -238,8 +231,6 @@ def test_a_failed_checkpoint_write_is_logged_and_tried_again(
     broker.assert_running()
 
     blocker.rmdir()  # the next round writes it
-    _wait_for(
-        lambda: "blocked 0 " in checkpoint.read_text(), "the checkpoint to name the partition"
-    )
+    wait_for(lambda: "blocked 0 " in checkpoint.read_text(), "the checkpoint to name the partition")
     broker.stop()
     assert (broker.data_dir / ".kafka_cleanshutdown").exists()

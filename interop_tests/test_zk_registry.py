@@ -15,6 +15,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from interop_tests.conftest import BrokerFactory
+from interop_tests.polling import wait_for
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.zookeeper import ZooKeeper, zookeeper  # noqa: F401
 
@@ -37,13 +38,6 @@ def _settings(zookeeper: ZooKeeper, broker_id: int, chroot: str = "/wirekafka") 
         "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
         "broker.id": str(broker_id),
     }
-
-
-def _wait_for(condition, what: str, timeout_s: float = TIMEOUT_S) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def test_registration_in_kafkas_layout_under_a_chroot(
@@ -113,10 +107,10 @@ def test_session_expiry_then_registration_again(
     assert process is not None
     process.send_signal(signal.SIGSTOP)  # no heartbeats: ZooKeeper expires the session
     try:
-        _wait_for(lambda: kazoo.exists(path) is None, "the expired session's znode to go")
+        wait_for(lambda: kazoo.exists(path) is None, "the expired session's znode to go")
     finally:
         process.send_signal(signal.SIGCONT)
-    _wait_for(lambda: kazoo.exists(path) is not None, "the broker to register again")
+    wait_for(lambda: kazoo.exists(path) is not None, "the broker to register again")
     _, stat = kazoo.get(path)
     assert stat.ephemeralOwner != first_owner
     with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:  # and it still serves

@@ -196,6 +196,26 @@ def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -
     assert topic.partitions[0].high_watermark == 0
 
 
+def test_checkpoints_are_written_at_their_interval_not_every_maintenance_round(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(
+        settings={
+            "log.flush.offset.checkpoint.interval.ms": "1000",
+            "log.flush.scheduler.interval.ms": "100",  # maintenance ten times as often
+        }
+    )
+    checkpoint = broker.data_dir / "recovery-point-offset-checkpoint"
+    versions = set()  # each write renames a new file into place
+    deadline = time.monotonic() + 3.5
+    while time.monotonic() < deadline:
+        stat = checkpoint.stat()
+        versions.add((stat.st_ino, stat.st_mtime_ns))
+        time.sleep(0.02)
+    # the one from startup, then one a second: 4 or 5; one a round would be ~30
+    assert 2 <= len(versions) <= 6, f"{len(versions)} checkpoint writes in 3.5 s"
+
+
 def test_a_failed_checkpoint_write_is_logged_and_tried_again(
     broker_factory: BrokerFactory,
 ) -> None:

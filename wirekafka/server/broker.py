@@ -214,8 +214,7 @@ class Broker:
                     await trio.to_thread.run_sync(logs.write_checkpoints)
                 except OSError as exc:  # tried again next time; recovery covers the gap
                     log.error("writing the offset checkpoints failed: %s", exc)
-                checkpoint_every = config.log_flush_offset_checkpoint_interval_ms / 1000
-        next_checkpoint = trio.current_time() + checkpoint_every
+                next_checkpoint = trio.current_time() + checkpoint_every
 
     async def _compact(self) -> None:
         """Compact the logs of compacted topics (``__consumer_offsets``) in a worker

@@ -117,6 +117,32 @@ def test_bad_headers_raise(patch, message):
         rb.read_batch_header(data)
 
 
+def test_single_batch_summary_has_the_fields_an_append_needs():
+    data = rb.encode_batch(sample_records(3))
+    header = rb.read_batch_header(data)
+    assert rb.single_batch_summary(data) == (
+        header.last_offset_delta, header.max_timestamp, header.record_count
+    )  # fmt: skip
+    assert rb.single_batch_summary(memoryview(data)) == rb.single_batch_summary(bytearray(data))
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        lambda b: b.__setitem__(16, 1),  # magic
+        lambda b: struct.pack_into(">i", b, 8, 10),  # too small
+        lambda b: struct.pack_into(">i", b, 8, 10_000),  # cut off
+        lambda b: struct.pack_into(">i", b, 57, -1),  # negative record count
+        lambda b: b.extend(rb.encode_batch(sample_records(1))),  # a second batch
+        lambda b: b.__delitem__(slice(rb.HEADER_BYTES - 1, None)),  # no whole header
+    ],
+)
+def test_single_batch_summary_is_none_unless_one_sound_batch(patch):
+    data = bytearray(rb.encode_batch(sample_records(2)))
+    patch(data)
+    assert rb.single_batch_summary(data) is None
+
+
 def test_crc_mismatch_refuses_to_decode():
     data = bytearray(rb.encode_batch(sample_records(2)))
     data[-1] ^= 0xFF

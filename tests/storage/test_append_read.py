@@ -82,6 +82,30 @@ def test_several_batches_in_one_append(tmp_path):
     assert [b.header.base_offset for b in read_batches(log)] == [0, 3]
 
 
+@pytest.mark.parametrize("timestamp_type", list(TimestampType))
+def test_a_batch_appends_alike_with_and_without_its_headers(tmp_path, timestamp_type):
+    """One batch alone is read without its header; with headers given (as the
+    Produce handler gives them), or several batches, it goes header by header."""
+    config = LogConfig(
+        segment_bytes=4096, index_interval_bytes=256, message_timestamp_type=timestamp_type
+    )
+    stamps = [BASE_TIME_MS + 10 * i - 25 * (i % 3) for i in range(40)]  # mostly rising
+    batches = [make_batch(i, records=1 + i % 3, timestamp=stamps[i]) for i in range(40)]
+    infos = {}
+    for name, with_headers in (("bare-0", False), ("given-0", True)):
+        log = new_log(tmp_path, config, FakeClock(), name=name)
+        infos[name] = [
+            log.append(data, list(iter_batches(data)) if with_headers else None)
+            for data in map(bytearray, batches)
+        ]
+        assert len(log.segments) > 2
+        log.close()
+    assert infos["bare-0"] == infos["given-0"]
+    for suffix in ("log", "index", "timeindex"):
+        for bare in sorted((tmp_path / "bare-0").glob(f"*.{suffix}")):
+            assert bare.read_bytes() == (tmp_path / "given-0" / bare.name).read_bytes(), bare.name
+
+
 def test_garbage_is_refused_before_anything_is_written(tmp_path):
     log = new_log(tmp_path)
     log.append(bytearray(make_batch(0)))

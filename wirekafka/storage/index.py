@@ -7,25 +7,28 @@ Both are files of fixed-size big-endian entries sorted by their first field:
 
 Offsets are stored relative to the segment's base offset. An entry is added
 for every ``log.index.interval.bytes`` appended, so an index is a few bytes per
-4 KiB of log. New entries are kept in a small buffer and written with one
-``pwrite`` per group (and on flush, roll and close); the file always holds
-whole entries only. Lookups bisect a read-only memory map of the file, so the
-page cache holds the index, not the process. Once a segment rolls its index
-files are closed, and a lookup maps the file for its own use: old segments
-hold no file descriptors.
+4 KiB of log. New entries are kept as tuples in a short list, packed and
+written with one ``pwrite`` per group (and on flush, roll and close); the file
+always holds whole entries only. Lookups bisect a read-only memory map of the
+file, so the page cache holds the index, not the process. Once a segment
+rolls its index files are closed, and a lookup maps the file for its own use:
+old segments hold no file descriptors.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import mmap
 import os
 import struct
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 
 _WRITE_EVERY_ENTRIES = 64
+_FIELDS = (itemgetter(0), itemgetter(1))
 
 
 class CorruptIndexError(ValueError):
@@ -39,7 +42,7 @@ class IndexFile:
 
     __slots__ = (
         "_fd", "_file_entries", "_last", "_map", "_mapped_entries", "_pending",
-        "base_offset", "entries", "max_entries", "path",
+        "base_offset", "entries", "full", "max_entries", "path",
     )  # fmt: skip
 
     def __init__(self, path: Path, base_offset: int, max_bytes: int) -> None:
@@ -53,7 +56,8 @@ class IndexFile:
             os.close(self._fd)
             raise CorruptIndexError(f"{path} has {file_size} bytes, not a multiple of {size}")
         self._file_entries = self.entries = file_size // size
-        self._pending = bytearray()
+        self.full = self.entries >= self.max_entries
+        self._pending: list[tuple[int, int]] = []  # not yet in the file
         self._map: mmap.mmap | None = None  # read-only, of the first _mapped_entries
         self._mapped_entries = 0
         self._last: tuple[int, int] | None = self.entry(self.entries - 1) if self.entries else None
@@ -76,7 +80,7 @@ class IndexFile:
         return self._map
 
     @contextlib.contextmanager
-    def _entries_view(self) -> Iterator[tuple[mmap.mmap | bytes, int, bytearray]]:
+    def _entries_view(self) -> Iterator[tuple[mmap.mmap | bytes, int, list[tuple[int, int]]]]:
         """(map of the file's entries, how many, pending entries) for one lookup."""
         if self._fd >= 0:
             mapped = self._refresh_map() if self._file_entries else b""
@@ -101,7 +105,7 @@ class IndexFile:
         with self._entries_view() as (mapped, in_file, pending):
             size = self.ENTRY.size
             if index >= in_file:
-                return self.ENTRY.unpack_from(pending, (index - in_file) * size)
+                return pending[index - in_file]
             return self.ENTRY.unpack_from(mapped, index * size)
 
     def _floor(self, key: int, field: int) -> tuple[int, int] | None:
@@ -112,23 +116,23 @@ class IndexFile:
         unpack = self.ENTRY.unpack_from
         size = self.ENTRY.size
         with self._entries_view() as (mapped, in_file, pending):
-            if pending and unpack(pending, 0)[field] <= key:
-                found = bisect.bisect_right(
-                    range(len(pending) // size), key, key=lambda i: unpack(pending, i * size)[field]
-                )
-                return unpack(pending, (found - 1) * size)
+            if pending and pending[0][field] <= key:
+                return pending[bisect.bisect_right(pending, key, key=_FIELDS[field]) - 1]
             found = bisect.bisect_right(
                 range(in_file), key, key=lambda i: unpack(mapped, i * size)[field]
             )
             return unpack(mapped, (found - 1) * size) if found else None
 
-    def _append(self, first: int, second: int) -> None:
-        if self.entries >= self.max_entries or self._fd < 0:
+    def add(self, entry: tuple[int, int]) -> None:
+        """Add an entry as stored (offsets relative); it must sort after the last."""
+        if self.full or self._fd < 0:
             raise CorruptIndexError(f"{self.path} is full or closed")
-        self._pending += self.ENTRY.pack(first, second)
-        self.entries += 1
-        self._last = (first, second)
-        if self.entries - self._file_entries >= _WRITE_EVERY_ENTRIES:
+        pending = self._pending
+        pending.append(entry)  # packed when written: this runs for most appends
+        entries = self.entries = self.entries + 1
+        self.full = entries >= self.max_entries
+        self._last = entry
+        if len(pending) >= _WRITE_EVERY_ENTRIES:
             self.write_pending()
 
     # files
@@ -136,9 +140,10 @@ class IndexFile:
     def write_pending(self) -> None:
         """Write buffered entries to the file (no fsync)."""
         if self._pending:
-            os.pwrite(self._fd, self._pending, self._file_entries * self.ENTRY.size)
+            data = b"".join(itertools.starmap(self.ENTRY.pack, self._pending))
+            os.pwrite(self._fd, data, self._file_entries * self.ENTRY.size)
             self._file_entries = self.entries
-            self._pending = bytearray()
+            self._pending = []
 
     def sync(self) -> None:
         if self._fd >= 0:
@@ -170,8 +175,9 @@ class IndexFile:
             self._map = None
             self._mapped_entries = 0
         os.ftruncate(self._fd, 0)
-        self._pending = bytearray()
+        self._pending = []
         self._file_entries = self.entries = 0
+        self.full = False
         self._last = None
 
     def rename(self, path: Path) -> None:
@@ -195,7 +201,7 @@ class OffsetIndex(IndexFile):
     __slots__ = ()
 
     def append(self, offset: int, position: int) -> None:
-        self._append(offset - self.base_offset, position)
+        self.add((offset - self.base_offset, position))
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """(offset, position) of the last entry at or below ``offset``, else the start."""
@@ -226,7 +232,7 @@ class TimeIndex(IndexFile):
     def maybe_append(self, timestamp: int, offset: int) -> None:
         """Add an entry when ``timestamp`` passes the last one (timestamps only grow)."""
         if self._last is None or timestamp > self._last[0]:
-            self._append(timestamp, offset - self.base_offset)
+            self.add((timestamp, offset - self.base_offset))
 
     def lookup(self, timestamp: int) -> tuple[int, int]:
         """(timestamp, offset) of the last entry at or below ``timestamp``, else (-1, base)."""

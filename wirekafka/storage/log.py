@@ -28,6 +28,7 @@ from wirekafka.protocol.records.record_batch import (
     read_batch_header,
     set_base_offset,
     set_log_append_time,
+    single_batch_summary,
 )
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import (
@@ -226,7 +227,8 @@ class PartitionLog:
         on a disk error.
         """
         data = records if type(records) is bytearray else _writable(records)
-        if batches is None:
+        summary = None  # of the one batch that is all of ``data``, read without its header
+        if batches is None and (summary := single_batch_summary(data)) is None:
             batches = _batches_of(data)
         # Every line here runs once per produced batch: locals, no helpers, and
         # the lock taken by hand (a with statement costs twice as much).
@@ -240,17 +242,27 @@ class PartitionLog:
             now = self.clock() if log_append_time else NO_TIMESTAMP
             first_offset = next_offset = offsets.log_end
             max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
-            record_count = 0
-            for position, header in batches:
-                set_base_offset(data, position, next_offset)
-                timestamp = header.max_timestamp
+            if summary is not None:  # the loop below, for one batch at position 0
+                last_offset_delta, timestamp, record_count = summary
+                set_base_offset(data, 0, next_offset)
                 if log_append_time:
-                    set_log_append_time(data, position, now)
+                    set_log_append_time(data, 0, now)
                     timestamp = now
-                next_offset += header.last_offset_delta + 1
+                next_offset += last_offset_delta + 1
                 if timestamp > max_timestamp:
                     max_timestamp, offset_of_max = timestamp, next_offset - 1
-                record_count += header.record_count
+            else:
+                record_count = 0
+                for position, header in batches:  # type: ignore[union-attr]
+                    set_base_offset(data, position, next_offset)
+                    timestamp = header.max_timestamp
+                    if log_append_time:
+                        set_log_append_time(data, position, now)
+                        timestamp = now
+                    next_offset += header.last_offset_delta + 1
+                    if timestamp > max_timestamp:
+                        max_timestamp, offset_of_max = timestamp, next_offset - 1
+                    record_count += header.record_count
             last_offset = next_offset - 1
             segment = self._segments[-1]
             if segment.should_roll(len(data), last_offset, max_timestamp, self.clock):

@@ -90,6 +90,11 @@ class LogSegment:
             config.index_max_bytes,
         )
         self.bytes_since_index_entry = 0
+        # config is fixed for a segment's life: its limits are copied for should_roll
+        self._segment_bytes = config.segment_bytes
+        self._roll_ms = config.roll_ms
+        self._max_last_offset = base_offset + MAX_RELATIVE_OFFSET
+        self._index_interval_bytes = config.index_interval_bytes
         self.max_timestamp, self.offset_of_max_timestamp = self.time_index.lookup(2**63 - 1)
         self.rolling_timestamp: int | None = None  # max timestamp of the first batch
         self.created_ms = created_ms  # when this process created or opened the segment
@@ -236,8 +241,8 @@ class LogSegment:
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
             self.offset_of_max_timestamp = offset_of_max
-        if self.bytes_since_index_entry > self.config.index_interval_bytes:
-            self.offset_index.append(last_offset, position)
+        if self.bytes_since_index_entry > self._index_interval_bytes:
+            self.offset_index.add((last_offset - self.base_offset, position))
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_index_entry = size
         else:
@@ -256,22 +261,20 @@ class LogSegment:
         without record timestamps it falls back to the wall clock since the
         segment was created. This runs on every append, hence no helpers.
         """
-        if not self.size:
+        position = self.size
+        if not position:
             return False
-        config = self.config
-        if self.size + size > config.segment_bytes:
-            return True
         rolling = self.rolling_timestamp
         if rolling is not None and rolling >= 0:
             waited = max_timestamp - rolling
         else:
             waited = clock() - self.created_ms
-        offsets, times = self.offset_index, self.time_index
         return (
-            waited >= config.roll_ms
-            or last_offset - self.base_offset > MAX_RELATIVE_OFFSET
-            or offsets.entries >= offsets.max_entries
-            or times.entries >= times.max_entries
+            position + size > self._segment_bytes
+            or waited >= self._roll_ms
+            or last_offset > self._max_last_offset
+            or self.offset_index.full
+            or self.time_index.full
         )
 
     # reads

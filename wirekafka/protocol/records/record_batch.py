@@ -158,6 +158,35 @@ def read_batch_header(buf: Buffer, position: int = 0, *, whole: bool = True) -> 
     return _new_header(BatchHeader, fields)
 
 
+# batch_length, magic, last_offset_delta, max_timestamp, record_count: the
+# fields a log append needs, the others skipped over.
+_APPEND_FIELDS = struct.Struct(">8xi4xb6xi8xq14xi")
+
+
+def single_batch_summary(buf: Buffer) -> tuple[int, int, int] | None:
+    """(last_offset_delta, max_timestamp, record_count) of the one batch in ``buf``.
+
+    None unless ``buf`` is exactly one batch whose header passes the checks of
+    :func:`read_batch_header`; the caller then reads the headers one by one,
+    which names what is wrong. A produced batch is appended this way, without
+    building its whole header: it is a third of the cost of one.
+    """
+    size = len(buf)
+    if size < HEADER_BYTES:
+        return None
+    batch_length, magic, last_offset_delta, max_timestamp, record_count = (
+        _APPEND_FIELDS.unpack_from(buf)
+    )
+    if (
+        magic != MAGIC
+        or LOG_OVERHEAD + batch_length != size
+        or batch_length < MIN_BATCH_LENGTH
+        or record_count < 0
+    ):
+        return None
+    return last_offset_delta, max_timestamp, record_count
+
+
 def iter_batches(
     buf: Buffer, *, allow_partial_tail: bool = False
 ) -> Iterator[tuple[int, BatchHeader]]:

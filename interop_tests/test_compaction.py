@@ -138,3 +138,59 @@ def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
     latest = {r.key: r.value for r in read_from_start(broker, topic)}
     assert latest[b"kept"] == b"first" and latest[b"after"] == b"the restart"
     assert all(latest[b"key-%d" % i] == b"plain" for i in range(6))
+
+
+def test_max_compaction_lag_cleans_what_the_dirty_ratio_would_leave(
+    broker_factory: BrokerFactory, topic_name: Callable[[str], str]
+) -> None:
+    """Two topics with a big clean part and one small dirty segment, far below
+    min.cleanable.dirty.ratio: the one with max.compaction.lag.ms set is
+    cleaned once that segment's first record is older than the lag; the other
+    is not. Record times are set by the producer: segments roll without waiting."""
+    broker = broker_factory(settings=CLEAN_OFTEN)
+    lagged, plain = topic_name("lagged"), topic_name("plain")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        compacted = {"cleanup.policy": "compact", "segment.bytes": "16384", "segment.ms": "3000"}
+        admin.create_topics(
+            [
+                NewTopic(lagged, 1, 1, topic_configs=compacted | {"max.compaction.lag.ms": "3000"}),
+                NewTopic(plain, 1, 1, topic_configs=compacted),
+            ]
+        )
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, lagged)])
+        (entries,) = described.values()
+        assert entries[lagged]["max.compaction.lag.ms"]["value"] == "3000"
+    finally:
+        admin.close()
+
+    now_ms = int(time.time() * 1000)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
+    late_offsets = {}
+    for topic in (lagged, plain):
+        for i in range(2000):  # distinct keys: compaction keeps them all
+            producer.send(
+                topic, key=b"key-%04d" % i, value=b"v" * 100, timestamp_ms=now_ms - 60_000
+            )
+        producer.flush()
+        # 30 s later in record time: past segment.ms, so it starts a new segment
+        sent = producer.send(topic, key=b"key-0000", value=b"late", timestamp_ms=now_ms - 30_000)
+        late_offsets[topic] = sent.get(timeout=30).offset
+    # in each, passes clean everything before the late record's segment
+    for topic in (lagged, plain):
+        assert wait_for_a_pass(broker, topic, past=late_offsets[topic] - 1) == late_offsets[topic]
+    for topic in (lagged, plain):  # rolls the late record's segment: now dirty
+        producer.send(topic, key=b"key-0001", value=b"roller", timestamp_ms=now_ms).get(timeout=30)
+    producer.close()
+    # one record in the dirty segment against ~2000 clean ones, but older than 3 s
+    assert wait_for_a_pass(broker, lagged, past=late_offsets[lagged]) > late_offsets[lagged]
+    records = read_from_start(broker, lagged)
+    assert [r.value for r in records if r.key == b"key-0001"] == [b"roller"]
+    assert [r.value for r in records if r.key == b"key-0000"] == [b"late"]
+    assert len(records) == 2000
+
+    time.sleep(1.0)  # five more cleaner rounds: the plain topic's dirty ratio keeps it waiting
+    checkpoint = read_checkpoint(broker.data_dir / "cleaner-offset-checkpoint")
+    assert checkpoint[(plain, 0)] == late_offsets[plain]
+    records = read_from_start(broker, plain)
+    assert [r.value for r in records if r.key == b"key-0001"] == [b"v" * 100, b"roller"]

@@ -369,3 +369,102 @@ def test_a_producers_last_batch_stays_empty_when_all_its_records_go(tmp_path):
     log.roll()
     clean_log(log)
     assert [h.record_count for h in log.batch_headers() if h.producer_id == 42] == [1]
+
+
+# how long records wait: min.compaction.lag.ms, max.compaction.lag.ms, producer.id.expiration.ms
+
+
+def test_records_newer_than_min_compaction_lag_stay_uncompacted(tmp_path):
+    clock = FakeClock()
+    config = dataclasses.replace(
+        COMPACTED, min_compaction_lag_ms=60_000, min_cleanable_dirty_ratio=0.0
+    )
+    log = new_log(tmp_path, clock, config)
+    rng = random.Random(21)
+    keys = [b"k%d" % i for i in range(6)]
+    write_updates(log, clock, rng, 120, keys)
+    log.roll()
+    boundary = log.log_end_offset
+    clock.advance(61_000)  # the records above are now older than the lag; the next are not
+    latest, _ = write_updates(log, clock, rng, 120, keys)
+    log.roll()
+    young = [(r.offset, r.key, r.value) for r in surviving(log) if r.offset >= boundary]
+    assert len(log.segments) > 4 and sum(s.base_offset >= boundary for s in log.segments) > 2
+
+    stats = clean_log(log)
+    assert stats.first_dirty_offset == boundary and stats.records_removed > 0
+    records = surviving(log)
+    assert [(r.offset, r.key, r.value) for r in records if r.offset >= boundary] == young
+    old_keys = [r.key for r in records if r.offset < boundary]
+    assert len(old_keys) == len(set(old_keys))  # what stays below the boundary is clean
+
+    clock.advance(60_000)  # now all of it is old enough
+    stats = clean_log(log, stats.first_dirty_offset)
+    assert stats.first_dirty_offset == log.segments[-1].base_offset
+    records = surviving(log)
+    assert {r.key: r.value for r in records} == latest
+    assert len(records) == len(latest)
+
+
+def test_a_log_waiting_past_max_compaction_lag_is_cleaned_whatever_its_dirty_ratio(tmp_path):
+    keys = [b"k%02d" % i for i in range(20)]
+    once = cleaned_once(tmp_path, 8, keys, 300)
+    log, clock, first_dirty = once.log, once.clock, once.first_dirty
+    log.config = dataclasses.replace(COMPACTED, max_compaction_lag_ms=10 * 60_000)
+    before = {r.key: r.value for r in surviving(log)}
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k00", b"late")])))
+    log.roll()  # one small dirty segment: far below min.cleanable.dirty.ratio
+    clock.advance(10 * 60_000)
+    assert clean_log(log, first_dirty) == CleanerStats()  # not older than the lag yet
+    clock.advance(1)
+    stats = clean_log(log, first_dirty)
+    assert stats.first_dirty_offset == log.segments[-1].base_offset
+    assert stats.records_removed == (b"k00" in before)
+    assert {r.key: r.value for r in surviving(log)} == before | {b"k00": b"late"}
+
+
+def test_a_compacted_topic_rolls_its_active_segment_at_max_compaction_lag(tmp_path):
+    lag = dataclasses.replace(COMPACTED, segment_bytes=1 << 20, max_compaction_lag_ms=60_000)
+    for config, rolls in (
+        (lag, True),
+        (dataclasses.replace(lag, cleanup_policy=frozenset({"delete"})), False),
+    ):
+        clock = FakeClock()
+        log = PartitionLog(tmp_path / f"roll-{rolls}-0", "roll", 0, config, clock)
+        for stamp in (0, 59_999, 60_000):  # record time, as segment.ms counts it
+            record = Record(0, clock.now_ms + stamp, b"k", b"v")
+            log.append(bytearray(encode_batch([record])))
+        assert [s.base_offset for s in log.segments] == ([0, 2] if rolls else [0])
+
+
+def test_a_producers_empty_batch_goes_once_the_producer_would_be_forgotten(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock, dataclasses.replace(COMPACTED, min_cleanable_dirty_ratio=0.0))
+    for n in range(20):
+        log.append(producer_batch(clock, [b"a"], sequence=n))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"a", b"plain")])))
+    log.roll()
+    first_dirty = clean_log(log, producer_id_expiration_ms=HOUR_MS).first_dirty_offset
+    assert [h.record_count for h in log.batch_headers() if h.producer_id == 42] == [0]
+
+    clock.advance(HOUR_MS)  # not yet: the producer is still remembered
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"b", b"plain")])))
+    log.roll()
+    first_dirty = clean_log(log, first_dirty, producer_id_expiration_ms=HOUR_MS).first_dirty_offset
+    assert [h.record_count for h in log.batch_headers() if h.producer_id == 42] == [0]
+
+    clock.advance(1)
+    big = b"c" * 3800  # too big to share a segment with the clean part: that goes alone
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"c", big)])))
+    log.roll()
+    stats = clean_log(log, first_dirty, producer_id_expiration_ms=HOUR_MS)
+    assert stats.segments_rewritten and stats.records_removed == 0
+    assert [h for h in log.batch_headers() if h.producer_id == 42] == []
+    assert {r.key: r.value for r in surviving(log)} == {
+        b"a": b"plain",
+        b"b": b"plain",
+        b"c": big,
+    }
+    table = ProducerStateTable()  # a restarted broker no longer knows the producer
+    table.rebuild(log.batch_headers())
+    assert table.entry(42) is None

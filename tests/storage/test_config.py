@@ -52,8 +52,29 @@ def test_topic_overrides():
         ("log.cleanup.policy", "shred"),
         ("log.message.timestamp.type", "Now"),
         ("log.retention.ms", "-5"),
+        ("log.cleaner.min.compaction.lag.ms", "-1"),
+        ("log.cleaner.max.compaction.lag.ms", "0"),
     ],
 )
 def test_bad_values_name_their_key(key, value):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         log_config_from_properties({key: value})
+
+
+def test_compaction_lags():
+    assert (LogConfig().min_compaction_lag_ms, LogConfig().max_compaction_lag_ms) == (0, 2**63 - 1)
+    broker = log_config_from_properties(
+        {"log.cleaner.min.compaction.lag.ms": "5", "log.cleaner.max.compaction.lag.ms": "60000"}
+    )
+    assert (broker.min_compaction_lag_ms, broker.max_compaction_lag_ms) == (5, 60000)
+    compacted = broker.with_overrides({"cleanup.policy": "compact", "segment.ms": "90000"})
+    assert compacted.max_segment_ms == 60000  # segments roll in time to be cleaned
+    assert broker.max_segment_ms == broker.roll_ms  # not compacted: segment.ms alone
+    topic = broker.with_overrides({"min.compaction.lag.ms": "7", "max.compaction.lag.ms": "8"})
+    assert (topic.min_compaction_lag_ms, topic.max_compaction_lag_ms) == (7, 8)
+    with pytest.raises(ConfigError, match=r"min\.compaction\.lag\.ms=9 is more than max"):
+        broker.with_overrides({"min.compaction.lag.ms": "9", "max.compaction.lag.ms": "8"})
+    with pytest.raises(ConfigError, match=r"log\.cleaner\.min\.compaction\.lag\.ms=70000"):
+        log_config_from_properties(
+            {"log.cleaner.min.compaction.lag.ms": "70000", "log.cleaner.max.compaction.lag.ms": "1"}
+        )

@@ -86,7 +86,12 @@ def open_broker_context(
         return topic_log_config(config.log, topics_at_start.get(name))
 
     logs = LogManager(
-        config.log_dirs, config.log, clock, broker_id=config.broker_id, topic_config=topic_config
+        config.log_dirs,
+        config.log,
+        clock,
+        broker_id=config.broker_id,
+        topic_config=topic_config,
+        producer_id_expiration_ms=config.producer_id_expiration_ms,
     )
     logs.startup(config.cluster_id)
     topics = TopicManager(config, store, logs, cluster, endpoint.node_id)

@@ -4,17 +4,20 @@ Used by compacted topics (``cleanup.policy=compact``) such as
 ``__consumer_offsets``. As in Kafka, the log splits at its first dirty offset
 (kept in ``cleaner-offset-checkpoint``): before it, segments already cleaned,
 holding at most one record per key; from it to the active segment's start,
-segments not cleaned yet. A pass runs when the dirty part is at least
-``min.cleanable.dirty.ratio`` of the segments that are not active. It reads
-the dirty part and the active segment to find each of their keys' latest
-offset, then rewrites every segment but the active one without the records
-that a later record with the same key supersedes. Tombstones (null values) go
-too once they are older than ``delete.retention.ms``, and so do records
-without a key, which a compacted topic cannot hold. Consecutive segments whose
-cleaned batches fit in ``segment.bytes`` together become one, so a log that
-compacts well does not keep a file per segment it ever rolled. Everything
-before the active segment is then clean: its base offset is the next first
-dirty offset.
+segments not cleaned yet. Segments holding records newer than
+``min.compaction.lag.ms`` (default 0) are left out of the dirty part, as is
+the active segment. A pass runs when the dirty part is at least
+``min.cleanable.dirty.ratio`` of the log up to it, or when the first dirty
+segment's first batch is older than ``max.compaction.lag.ms`` (then whatever
+the ratio). It reads the dirty part, the segments after it and the active
+segment to find each key's latest offset, then rewrites every segment up to
+the end of the dirty part without the records that a later record with the
+same key supersedes. Tombstones (null values) go too once they are older than
+``delete.retention.ms``, and so do records without a key, which a compacted
+topic cannot hold. Consecutive segments whose cleaned batches fit in
+``segment.bytes`` together become one, so a log that compacts well does not
+keep a file per segment it ever rolled. Everything before the end of the
+dirty part is then clean: that is the next first dirty offset.
 
 All reading and writing happens without the log's lock (segments other than
 the active one never change); only the final swap of each segment takes it,
@@ -43,6 +46,8 @@ from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
 
 log = logging.getLogger("wirekafka.storage")
 
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # Kafka's default producer.id.expiration.ms
+
 
 @dataclass(frozen=True, slots=True)
 class CleanerStats:
@@ -70,6 +75,14 @@ class _Latest:
         if header.producer_id == NO_PRODUCER_ID:
             return False
         return self.producers.get(header.producer_id, header.last_offset) == header.last_offset
+
+
+@dataclass(frozen=True, slots=True)
+class _Horizons:
+    """Times before which a tombstone, and a producer's last (emptied) batch, may go."""
+
+    tombstones_ms: int  # now - delete.retention.ms
+    producers_ms: int  # now - producer.id.expiration.ms: the producer is forgotten
 
 
 def _latest_offsets(segments: list[LogSegment], active_end: int) -> _Latest:
@@ -108,15 +121,18 @@ def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
 
 
 def _clean_segment(
-    segment: LogSegment, latest: _Latest, tombstone_horizon_ms: int
-) -> tuple[list[bytes], int]:
-    """The segment's batches after cleaning, and how many records went.
+    segment: LogSegment, latest: _Latest, horizons: _Horizons
+) -> tuple[list[bytes], int, int]:
+    """The segment's batches after cleaning, how many records went, and how
+    many batches that were empty already went.
 
     A producer's last batch stays, empty if need be, so that its sequence
-    numbers outlive the records (as Kafka's cleaner keeps them).
+    numbers outlive the records (as Kafka's cleaner keeps them), until the
+    producer would be forgotten anyway: its last batch older than
+    ``producer.id.expiration.ms``.
     """
     kept: list[bytes] = []
-    removed = 0
+    removed = dropped_empty = 0
     for batch in segment.batches_from(0):
         raw = segment.read_batch(batch)
         if batch.header.is_control:
@@ -128,16 +144,21 @@ def _clean_segment(
             for record in records
             if record.key is not None
             and not latest.supersedes(record.key, record.offset)
-            and not (record.value is None and batch.header.max_timestamp < tombstone_horizon_ms)
+            and not (record.value is None and batch.header.max_timestamp < horizons.tombstones_ms)
         ]
         removed += len(records) - len(retained)
         if retained and len(retained) == len(records):
             kept.append(raw)
         elif retained:
             kept.append(_rewrite(batch.header, retained))
-        elif latest.is_producers_last(batch.header):  # empty, or emptied now
+        elif (  # empty, or emptied now
+            latest.is_producers_last(batch.header)
+            and batch.header.max_timestamp >= horizons.producers_ms
+        ):
             kept.append(raw if not records else encode_empty_batch(batch.header))
-    return kept, removed
+        elif not records:
+            dropped_empty += 1
+    return kept, removed, dropped_empty
 
 
 @dataclass(slots=True)
@@ -147,7 +168,8 @@ class _Group:
     segments: list[LogSegment] = field(default_factory=list)
     batches: list[bytes] = field(default_factory=list)
     size: int = 0
-    removed: int = 0
+    removed: int = 0  # records
+    dropped_empty: int = 0  # batches that were empty already
 
     def fits(self, size: int, next_base_offset: int, segment_bytes: int) -> bool:
         """Whether a segment cleaned to ``size`` bytes, ending before
@@ -158,33 +180,38 @@ class _Group:
         last_relative = next_base_offset - 1 - self.segments[0].base_offset
         return self.size + size <= segment_bytes and last_relative <= MAX_RELATIVE_OFFSET
 
-    def add(self, segment: LogSegment, batches: list[bytes], size: int, removed: int) -> None:
+    def add(
+        self, segment: LogSegment, batches: list[bytes], size: int, removed: int, dropped: int
+    ) -> None:
         self.segments.append(segment)
         self.batches += batches
         self.size += size
         self.removed += removed
+        self.dropped_empty += dropped
 
 
 def _groups(
-    segments: list[LogSegment], latest: _Latest, horizon_ms: int, segment_bytes: int
+    segments: list[LogSegment], latest: _Latest, horizons: _Horizons, segment_bytes: int
 ) -> Iterator[_Group]:
-    """The inactive segments, cleaned, in groups that each become one segment
-    (Kafka merges small cleaned segments the same way)."""
+    """All segments but the last, cleaned, in groups that each become one
+    segment (Kafka merges small cleaned segments the same way)."""
     group = _Group()
     for index, segment in enumerate(segments[:-1]):
-        batches, removed = _clean_segment(segment, latest, horizon_ms)
+        batches, removed, dropped = _clean_segment(segment, latest, horizons)
         size = sum(len(batch) for batch in batches)
         if not group.fits(size, segments[index + 1].base_offset, segment_bytes):
             yield group
             group = _Group()
-        group.add(segment, batches, size, removed)
+        group.add(segment, batches, size, removed, dropped)
     yield group
 
 
 def _swap_in(partition_log: PartitionLog, group: _Group) -> CleanerStats:
     """Replace the group's segments by one holding its cleaned batches, unless
-    that would change nothing (one segment, no record removed)."""
-    if not group.segments or (len(group.segments) == 1 and not group.removed):
+    that would change nothing (one segment, no record or batch removed)."""
+    if not group.segments or (
+        len(group.segments) == 1 and not group.removed and not group.dropped_empty
+    ):
         return CleanerStats()
     size_before = sum(segment.size for segment in group.segments)
     base_offset = group.segments[0].base_offset
@@ -208,24 +235,61 @@ def _first_dirty_segment(segments: list[LogSegment], first_dirty_offset: int) ->
     return index
 
 
-def clean_log(partition_log: PartitionLog, first_dirty_offset: int = 0) -> CleanerStats:
-    """One compaction pass over a compacted log, if enough of it is dirty; safe
-    to run beside appends. ``first_dirty_offset`` is where the last pass
-    stopped (0: nothing is known to be clean)."""
-    if not partition_log.config.compact:
+def _first_uncleanable_segment(
+    segments: list[LogSegment], first_dirty: int, min_compaction_lag_ms: int, now_ms: int
+) -> int:
+    """The index of the first segment from ``first_dirty`` on that a pass must
+    leave alone: the active one, or an earlier one holding a record newer than
+    ``min.compaction.lag.ms``."""
+    active = len(segments) - 1
+    if min_compaction_lag_ms <= 0:
+        return active
+    newest_allowed = now_ms - min_compaction_lag_ms
+    for index in range(first_dirty, active):
+        if segments[index].largest_timestamp_ms() > newest_allowed:
+            return index
+    return active
+
+
+def _compaction_overdue(dirty: list[LogSegment], max_compaction_lag_ms: int, now_ms: int) -> bool:
+    """Whether a dirty segment's first batch is older than ``max.compaction.lag.ms``."""
+    if max_compaction_lag_ms >= now_ms:  # the default, "never": no segment need be read
+        return False
+    stamps = [stamp for segment in dirty if (stamp := segment.first_batch_timestamp()) > 0]
+    return bool(stamps) and min(stamps) < now_ms - max_compaction_lag_ms
+
+
+def clean_log(
+    partition_log: PartitionLog,
+    first_dirty_offset: int = 0,
+    *,
+    producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
+) -> CleanerStats:
+    """One compaction pass over a compacted log, if enough of it is dirty or
+    it has waited too long; safe to run beside appends. ``first_dirty_offset``
+    is where the last pass stopped (0: nothing is known to be clean)."""
+    config = partition_log.config
+    if not config.compact:
         return CleanerStats()
     segments = partition_log.segments
     if len(segments) < 2 or first_dirty_offset >= segments[-1].base_offset:
         return CleanerStats()
+    now = partition_log.clock()
     first_dirty = _first_dirty_segment(segments, first_dirty_offset)
-    dirty_bytes = sum(segment.size for segment in segments[first_dirty:-1])
+    end = _first_uncleanable_segment(segments, first_dirty, config.min_compaction_lag_ms, now)
+    if end == first_dirty:
+        return CleanerStats()
+    dirty_bytes = sum(segment.size for segment in segments[first_dirty:end])
     clean_bytes = sum(segment.size for segment in segments[:first_dirty])
-    if dirty_bytes < partition_log.config.min_cleanable_dirty_ratio * (dirty_bytes + clean_bytes):
+    dirty_enough = dirty_bytes >= config.min_cleanable_dirty_ratio * (dirty_bytes + clean_bytes)
+    if not dirty_enough and not _compaction_overdue(
+        segments[first_dirty:-1], config.max_compaction_lag_ms, now
+    ):
         return CleanerStats()
     active_end = segments[-1].size
     latest = _latest_offsets(segments[first_dirty:], active_end)
-    horizon = partition_log.clock() - partition_log.config.delete_retention_ms
-    groups = _groups(segments, latest, horizon, partition_log.config.segment_bytes)
+    horizons = _Horizons(now - config.delete_retention_ms, now - producer_id_expiration_ms)
+    groups = _groups(segments[: end + 1], latest, horizons, config.segment_bytes)
     swapped = [_swap_in(partition_log, group) for group in groups]  # one group in memory at a time
     rewritten = sum(stats.segments_rewritten for stats in swapped)
     removed_total = sum(stats.records_removed for stats in swapped)
@@ -237,5 +301,5 @@ def clean_log(partition_log: PartitionLog, first_dirty_offset: int = 0) -> Clean
             partition_log, rewritten, removed_total, before, after,
         )  # fmt: skip
     return CleanerStats(
-        rewritten, removed_total, before, after, first_dirty_offset=segments[-1].base_offset
+        rewritten, removed_total, before, after, first_dirty_offset=segments[end].base_offset
     )

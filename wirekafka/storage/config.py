@@ -36,6 +36,8 @@ class LogConfig:
     cleanup_policy: frozenset[str] = frozenset({"delete"})
     delete_retention_ms: int = 24 * HOUR_MS
     min_cleanable_dirty_ratio: float = 0.5  # compact once this share of the log is uncleaned
+    min_compaction_lag_ms: int = 0  # records stay uncompacted at least this long
+    max_compaction_lag_ms: int = NO_LIMIT  # and are cleanable at most this long after written
     file_delete_delay_ms: int = 60_000
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
 
@@ -46,6 +48,15 @@ class LogConfig:
     @property
     def delete(self) -> bool:
         return "delete" in self.cleanup_policy
+
+    @property
+    def max_segment_ms(self) -> int:
+        """How long a segment stays active: ``segment.ms``, or less on a compacted
+        topic, whose records must not wait in the active segment (which is never
+        cleaned) past ``max.compaction.lag.ms``."""
+        if self.compact:
+            return min(self.roll_ms, self.max_compaction_lag_ms)
+        return self.roll_ms
 
     def with_overrides(self, properties: Mapping[str, str]) -> LogConfig:
         """This config with a topic's own keys (``retention.ms``, ...) applied."""
@@ -69,6 +80,8 @@ BROKER_LOG_KEYS: dict[str, tuple[str, int]] = {
     "log.cleanup.policy": ("cleanup_policy", 1),
     "log.cleaner.delete.retention.ms": ("delete_retention_ms", 1),
     "log.cleaner.min.cleanable.ratio": ("min_cleanable_dirty_ratio", 1),
+    "log.cleaner.min.compaction.lag.ms": ("min_compaction_lag_ms", 1),
+    "log.cleaner.max.compaction.lag.ms": ("max_compaction_lag_ms", 1),
     "log.segment.delete.delay.ms": ("file_delete_delay_ms", 1),
     "log.message.timestamp.type": ("message_timestamp_type", 1),
 }
@@ -84,6 +97,8 @@ TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("cleanup_policy", 1),
     "delete.retention.ms": ("delete_retention_ms", 1),
     "min.cleanable.dirty.ratio": ("min_cleanable_dirty_ratio", 1),
+    "min.compaction.lag.ms": ("min_compaction_lag_ms", 1),
+    "max.compaction.lag.ms": ("max_compaction_lag_ms", 1),
     "file.delete.delay.ms": ("file_delete_delay_ms", 1),
     "message.timestamp.type": ("message_timestamp_type", 1),
 }
@@ -99,6 +114,8 @@ _MINIMUMS = {
     "retention_ms": -1,
     "retention_bytes": -1,
     "delete_retention_ms": 0,
+    "min_compaction_lag_ms": 0,
+    "max_compaction_lag_ms": 1,
     "file_delete_delay_ms": 0,
 }
 _MAXIMUMS = {"segment_bytes": 2**31 - 1}  # positions in an index are int32
@@ -159,7 +176,14 @@ def log_config_from_properties(
         value = _parse(key, field, str(text).strip(), multiplier)
         if field not in chosen or rank > chosen[field][0]:
             chosen[field] = (rank, value)
-    return dataclasses.replace(base or LogConfig(), **{f: v for f, (_, v) in chosen.items()})
+    config = dataclasses.replace(base or LogConfig(), **{f: v for f, (_, v) in chosen.items()})
+    if config.min_compaction_lag_ms > config.max_compaction_lag_ms:
+        prefix = "" if topic_keys else "log.cleaner."
+        raise ConfigError(
+            f"{prefix}min.compaction.lag.ms={config.min_compaction_lag_ms} is more than "
+            f"{prefix}max.compaction.lag.ms={config.max_compaction_lag_ms}"
+        )
+    return config
 
 
 def _render(value: Any) -> str:

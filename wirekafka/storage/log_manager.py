@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
-from wirekafka.storage.cleaner import CleanerStats, clean_log
+from wirekafka.storage.cleaner import PRODUCER_ID_EXPIRATION_MS, CleanerStats, clean_log
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import (
     CLEAN_SHUTDOWN_FILE,
@@ -56,6 +56,7 @@ class LogManager:
         *,
         broker_id: int,
         topic_config: Callable[[str], LogConfig] | None = None,
+        producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         if not self.log_dirs:
@@ -64,6 +65,7 @@ class LogManager:
         self.clock = clock
         self.broker_id = broker_id
         self.topic_config = topic_config or (lambda topic: config)
+        self.producer_id_expiration_ms = producer_id_expiration_ms  # the cleaner's, for producers
         self.cluster_id = ""
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
@@ -248,7 +250,9 @@ class LogManager:
                 partition_log, first_dirty,
             )  # fmt: skip
             first_dirty = 0
-        stats = clean_log(partition_log, first_dirty)
+        stats = clean_log(
+            partition_log, first_dirty, producer_id_expiration_ms=self.producer_id_expiration_ms
+        )
         if stats.first_dirty_offset is None or log_dir is None:
             return stats
         with self._lock:

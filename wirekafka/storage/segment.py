@@ -92,7 +92,7 @@ class LogSegment:
         self.bytes_since_index_entry = 0
         # config is fixed for a segment's life: its limits are copied for should_roll
         self._segment_bytes = config.segment_bytes
-        self._roll_ms = config.roll_ms
+        self._roll_ms = config.max_segment_ms
         self._max_last_offset = base_offset + MAX_RELATIVE_OFFSET
         self._index_interval_bytes = config.index_interval_bytes
         self.max_timestamp, self.offset_of_max_timestamp = self.time_index.lookup(2**63 - 1)
@@ -255,7 +255,8 @@ class LogSegment:
 
         It does when this one would pass ``log.segment.bytes``, when its
         indexes are full or its relative offsets would overflow, or when it
-        has been open for ``log.roll.ms``. Kafka measures that age in record
+        has been open for ``log.roll.ms`` (on a compacted topic, at most
+        ``max.compaction.lag.ms``). Kafka measures that age in record
         time, from the first batch's max timestamp to the incoming one's, so
         old data replayed into a topic does not roll a segment per batch;
         without record timestamps it falls back to the wall clock since the
@@ -276,6 +277,23 @@ class LogSegment:
             or self.offset_index.full
             or self.time_index.full
         )
+
+    # times, as the cleaner asks for them
+
+    def first_batch_timestamp(self) -> int:
+        """The max timestamp of the first batch (-1 when empty or without one)."""
+        if self.rolling_timestamp is None:
+            if not self.size:
+                return -1
+            handle = self.open_file()
+            self.rolling_timestamp = self._header_at(handle.fd, 0).max_timestamp
+        return self.rolling_timestamp
+
+    def largest_timestamp_ms(self) -> int:
+        """The largest record timestamp, or without any the file's last change (as Kafka)."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return os.stat(self.log_path).st_mtime_ns // 1_000_000
 
     # reads
 

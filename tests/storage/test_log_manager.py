@@ -12,6 +12,7 @@ from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch
 from wirekafka.storage.checkpoint import read_checkpoint, write_checkpoint
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.log import StorageError
 from wirekafka.storage.log_manager import LogDirError, LogManager
 from wirekafka.storage.meta_properties import read_meta_properties
 
@@ -201,3 +202,49 @@ def test_checkpoints_are_written_safely_while_partitions_come_and_go(tmp_path):
     m.write_checkpoints()
     assert read_checkpoint(tmp_path / "cleaner-offset-checkpoint") == {}
     assert read_checkpoint(tmp_path / "recovery-point-offset-checkpoint") == {}
+
+
+def take_offline(log):
+    """Fill the active segment, then make its roll fail: the next segment's
+    index path is a directory (EISDIR, a real OSError). Returns that path and
+    the log's bytes before the failure."""
+    batch = make_batch(0)
+    while log.segments[-1].size + len(batch) <= CONFIG.segment_bytes:
+        log.append(bytearray(batch))
+    written = read_all(log)
+    blocker = log.directory / f"{log.log_end_offset:020d}.index"
+    blocker.mkdir()
+    with pytest.raises(StorageError, match="roll failed"):
+        log.append(bytearray(batch))
+    assert log.offline
+    return blocker, written
+
+
+def test_a_log_offline_after_a_disk_error_keeps_the_shutdown_unclean(tmp_path, caplog):
+    m = manager([tmp_path])
+    log = m.get_or_create_log("orders", 0)
+    batch = make_batch(0)
+    blocker, written = take_offline(log)
+    with caplog.at_level(logging.ERROR):
+        m.shutdown()
+    assert "offline after a disk error" in caplog.text
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    blocker.rmdir()
+    again = manager([tmp_path])
+    assert not again.had_clean_shutdown  # so the log was checked, not trusted
+    reopened = again.get_or_create_log("orders", 0)
+    assert read_all(reopened) == written
+    reopened.append(bytearray(batch))
+    again.shutdown()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+
+
+def test_an_offline_log_can_still_be_deleted(tmp_path):
+    m = manager([tmp_path])
+    log = m.get_or_create_log("orders", 1)
+    take_offline(log)
+    assert m.delete_log("orders", 1, delay_ms=0)
+    assert not (tmp_path / "orders-1").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith("-delete")]
+    m.shutdown()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()

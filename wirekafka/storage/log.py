@@ -361,12 +361,15 @@ class PartitionLog:
         return due
 
     def close(self) -> None:
-        """Flush everything, including indexes, and close the active segment's files."""
+        """Flush everything, including indexes, and close the active segment's files.
+
+        An offline log raises StorageError: its files are not known to be whole,
+        so the broker must not mark the shutdown clean (the next start recovers it).
+        """
         if not self.offline:
             self.sync_rolled_segments()
         with self._lock:
-            if self.offline:
-                return
+            self._check_online()
             segment = self._segments[-1]
             try:
                 segment.close_for_writing()

@@ -225,7 +225,10 @@ class LogManager:
             self._first_dirty.pop(key, None)
         if removed is None or log_dir is None:
             return False
-        removed.close()
+        try:
+            removed.close()
+        except StorageError as exc:  # offline, or its files failed: they go all the same
+            log.warning("%s; deleting the partition all the same", exc)
         doomed = removed.directory.with_name(
             f"{removed.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
         )

@@ -25,6 +25,7 @@ KEYS = 12
 UPDATES = 600
 TIMEOUT_S = 60.0
 CLEAN_OFTEN = {"log.cleaner.backoff.ms": "200"}
+MiB = 1024 * 1024
 
 
 def create_compacted_topic(broker: Broker, topic: str) -> None:
@@ -151,7 +152,9 @@ def test_max_compaction_lag_cleans_what_the_dirty_ratio_would_leave(
     lagged, plain = topic_name("lagged"), topic_name("plain")
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
-        compacted = {"cleanup.policy": "compact", "segment.bytes": "16384", "segment.ms": "3000"}
+        # One segment holds all the first records, so no pass can start before
+        # the late record rolls it: the first pass then cleans all of it.
+        compacted = {"cleanup.policy": "compact", "segment.bytes": str(MiB), "segment.ms": "3000"}
         admin.create_topics(
             [
                 NewTopic(lagged, 1, 1, topic_configs=compacted | {"max.compaction.lag.ms": "3000"}),

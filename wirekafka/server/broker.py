@@ -131,8 +131,11 @@ class Broker:
             with trio.CancelScope(shield=True):
                 if registry is not None:
                     await trio.to_thread.run_sync(self._leave_zookeeper, registry)
-                await trio.to_thread.run_sync(logs.shutdown)
-        log.info("stopped cleanly")
+                clean = await trio.to_thread.run_sync(logs.shutdown)
+        if clean:
+            log.info("stopped cleanly")
+        else:
+            log.warning("stopped; not every log closed cleanly, so the next start recovers them")
 
     def _leave_zookeeper(self, registry: BrokerRegistry) -> None:
         if self.zk_cluster is not None:

@@ -201,6 +201,14 @@ class PartitionLog:
     def _fail(self, action: str, exc: OSError) -> StorageError:
         return StorageError(self.topic, self.partition, f"{action} failed: {exc}")
 
+    def _fail_sync(self, action: str, exc: OSError) -> StorageError:
+        """A failed fsync takes the log offline. The kernel reports a lost
+        write-back once: a second fsync may succeed with the data gone, so
+        only recovery after a restart can tell what is on disk."""
+        with self._lock:
+            self.offline = True
+        return self._fail(action, exc)
+
     def _check_online(self) -> None:
         if self.offline:
             raise StorageError(self.topic, self.partition, "log is offline after a disk error")
@@ -314,9 +322,7 @@ class PartitionLog:
                 rolled.segment.sync_closed(rolled.handle)
             fsync_dir(self.directory)
         except OSError as exc:
-            with self._lock:
-                self._offsets.unsynced_rolls[:0] = pending  # try again next time
-            raise self._fail("fsync of a rolled segment", exc) from exc
+            raise self._fail_sync("fsync of a rolled segment", exc) from exc
         with self._lock:
             end = pending[-1].end_offset
             self._offsets.recovery_point = max(self._offsets.recovery_point, end)
@@ -339,9 +345,12 @@ class PartitionLog:
                 handle = segment.open_file()
                 log_end = self._offsets.log_end
                 count = self._offsets.unflushed_records
-            segment.sync_log(handle)  # outside the lock: appends go on while the disk works
         except OSError as exc:
             raise self._fail("flush", exc) from exc
+        try:
+            segment.sync_log(handle)  # outside the lock: appends go on while the disk works
+        except OSError as exc:
+            raise self._fail_sync("flush", exc) from exc
         with self._lock:
             self._offsets.recovery_point = max(self._offsets.recovery_point, log_end)
             self._offsets.unflushed_records -= count

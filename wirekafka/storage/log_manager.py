@@ -137,8 +137,9 @@ class LogManager:
                 write_meta_properties(log_dir, MetaProperties(self.broker_id, chosen))
         return chosen
 
-    def shutdown(self) -> None:
-        """Flush and close every log, write checkpoints, then the clean-shutdown marker."""
+    def shutdown(self) -> bool:
+        """Flush and close every log, write checkpoints, then the clean-shutdown
+        marker; False when something failed and the marker was left out."""
         failed = False
         for partition_log in self.all_logs():
             try:
@@ -146,11 +147,20 @@ class LogManager:
             except StorageError as exc:
                 log.error("%s", exc)
                 failed = True
-        self.write_checkpoints()
+        try:
+            self.write_checkpoints()
+        except OSError as exc:  # the older checkpoints stay, and recovery starts from them
+            log.error("writing the offset checkpoints at shutdown failed: %s", exc)
+            failed = True
         if failed:
-            return  # without the marker, the next start recovers
-        for log_dir in self.log_dirs:
-            write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
+            return False  # without the marker, the next start recovers
+        try:
+            for log_dir in self.log_dirs:
+                write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
+        except OSError as exc:
+            log.error("writing the clean-shutdown marker failed: %s", exc)
+            return False
+        return True
 
     def write_checkpoints(self) -> None:
         with self._lock:

@@ -168,8 +168,9 @@ def single_batch_summary(buf: Buffer) -> tuple[int, int, int] | None:
 
     None unless ``buf`` is exactly one batch whose header passes the checks of
     :func:`read_batch_header`; the caller then reads the headers one by one,
-    which names what is wrong. A produced batch is appended this way, without
-    building its whole header: it is a third of the cost of one.
+    which names what is wrong. A log append given no headers reads its batch
+    this way: unpacking five fields and building no header costs about 40% of
+    :func:`read_batch_header`.
     """
     size = len(buf)
     if size < HEADER_BYTES:

@@ -27,6 +27,7 @@ byte for byte; others are rewritten with their header fields kept.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -228,11 +229,10 @@ def _write_cleaned(directory: Path, base_offset: int, batches: list[bytes]) -> P
 
 
 def _first_dirty_segment(segments: list[LogSegment], first_dirty_offset: int) -> int:
-    """The index of the first segment holding offsets at or after ``first_dirty_offset``."""
-    index = 0
-    while index + 1 < len(segments) and segments[index + 1].base_offset <= first_dirty_offset:
-        index += 1
-    return index
+    """The index of the first segment holding offsets at or after ``first_dirty_offset``:
+    the last one starting at or before it (or the first)."""
+    found = bisect.bisect_right(segments, first_dirty_offset, key=lambda s: s.base_offset)
+    return max(found - 1, 0)
 
 
 def _first_uncleanable_segment(

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from interop_tests.broker import Broker
+from interop_tests.polling import wait_for
 
 READY_TIMEOUT_S = 10.0
 
@@ -29,11 +29,17 @@ class MountNamespace:
             stdin=subprocess.DEVNULL,
         )
         ours = os.readlink("/proc/self/ns/mnt")
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while os.readlink(f"/proc/{self._holder.pid}/ns/mnt") == ours:  # not unshared yet
-            if self._holder.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"unshare --mount failed (exit {self._holder.returncode})")
-            time.sleep(0.01)
+        wait_for(
+            lambda: (
+                self._holder.poll() is not None
+                or os.readlink(f"/proc/{self._holder.pid}/ns/mnt") != ours
+            ),  # unshared
+            "unshare --mount to make a namespace",
+            READY_TIMEOUT_S,
+            0.01,
+        )
+        if self._holder.returncode is not None:
+            raise RuntimeError(f"unshare --mount failed (exit {self._holder.returncode})")
 
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` to run inside the namespace (nsenter execs it: same pid)."""

@@ -19,6 +19,7 @@ from kafka.consumer.fetcher import ConsumerRecord
 
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
+from interop_tests.polling import wait_for
 from wirekafka.storage.checkpoint import read_checkpoint
 
 KEYS = 12
@@ -48,19 +49,17 @@ def create_compacted_topic(broker: Broker, topic: str) -> None:
 def wait_for_a_pass(broker: Broker, topic: str, past: int) -> int:
     """The first dirty offset of partition 0 once a compaction pass has moved it past ``past``."""
     checkpoint = broker.data_dir / "cleaner-offset-checkpoint"
-    deadline = time.monotonic() + TIMEOUT_S
-    while True:
-        if (
-            checkpoint.exists()
-            and (cleaned_to := read_checkpoint(checkpoint).get((topic, 0), 0)) > past
-        ):
-            return cleaned_to
-        assert time.monotonic() < deadline, f"no compaction pass got past offset {past}"
-        time.sleep(0.2)
+
+    def cleaned_to() -> int:
+        return read_checkpoint(checkpoint).get((topic, 0), 0) if checkpoint.exists() else 0
+
+    wait_for(lambda: cleaned_to() > past, f"a compaction pass past offset {past}", TIMEOUT_S, 0.2)
+    return cleaned_to()
 
 
-def read_from_start(broker: Broker, topic: str) -> list[ConsumerRecord]:
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=3000)
+def read_from_start(broker: Broker, topic: str, timeout_ms: int = 3000) -> list[ConsumerRecord]:
+    """Partition 0 of ``topic`` from its first offset, until ``timeout_ms`` passes with nothing new."""
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=timeout_ms)
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
     consumer.seek_to_beginning(partition)

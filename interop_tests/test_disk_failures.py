@@ -25,12 +25,13 @@ from pathlib import Path
 
 import confluent_kafka
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaStorageError
 
 from interop_tests.broker import Broker
 from interop_tests.mount_namespace import MountNamespace, NamespacedBroker
+from interop_tests.test_compaction import read_from_start
 
 MiB = 1024 * 1024
 VALUE_BYTES = 20_000
@@ -84,13 +85,7 @@ def rdkafka_delivery_error(broker: Broker, value: bytes) -> str | None:
 
 
 def read_partition(broker: Broker) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=5000)
-    partition = TopicPartition(TOPIC, 0)
-    consumer.assign([partition])
-    consumer.seek_to_beginning(partition)
-    values = [record.value for record in consumer]
-    consumer.close()
-    return values
+    return [record.value for record in read_from_start(broker, TOPIC, timeout_ms=5000)]
 
 
 def test_a_full_disk_refuses_appends_with_a_storage_error_and_loses_nothing(

@@ -17,6 +17,7 @@ from wirekafka.config import (
     parse_overrides,
     read_properties_file,
 )
+from wirekafka.fd_budget import FdBudgetError, raise_fd_limit
 from wirekafka.server.broker import Broker
 from wirekafka.storage.cluster_metadata import ClusterMetadataError
 from wirekafka.storage.config import ConfigError
@@ -24,7 +25,14 @@ from wirekafka.storage.log_manager import LogDirError
 from wirekafka.storage.meta_properties import MetaPropertiesError
 from wirekafka.zk.session import ZooKeeperError
 
-STARTUP_ERRORS = (LogDirError, MetaPropertiesError, ClusterMetadataError, ZooKeeperError, OSError)
+STARTUP_ERRORS = (
+    LogDirError,
+    MetaPropertiesError,
+    ClusterMetadataError,
+    ZooKeeperError,
+    FdBudgetError,
+    OSError,
+)
 EXIT_CONFIG_ERROR = 2
 EXIT_STARTUP_ERROR = 1
 
@@ -80,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"wirekafka: config error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    raise_fd_limit()  # as the JVM does for Kafka: the soft open file limit up to the hard one
     # kazoo reports every failed connection attempt; the broker logs what matters
     logging.getLogger("kazoo").setLevel(logging.ERROR)
     try:

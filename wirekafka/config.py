@@ -52,6 +52,10 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "zookeeper.connect": None,
     "zookeeper.session.timeout.ms": "18000",
     "zookeeper.connection.timeout.ms": None,
+    # None: derived from the open file limit (wirekafka.fd_budget)
+    "max.connections": None,
+    "max.connections.per.ip": None,
+    "max.broker.partitions": None,
 }
 
 
@@ -86,6 +90,9 @@ class BrokerConfig:
     zookeeper_connect: str | None  # None: the embedded default, no ZooKeeper
     zookeeper_session_timeout_ms: int
     zookeeper_connection_timeout_ms: int
+    max_connections: int | None  # None: half of the file descriptors (wirekafka.fd_budget)
+    max_connections_per_ip: int | None  # None: max_connections
+    max_broker_partitions: int | None  # None: one per file descriptor left for log files
     log: LogConfig
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -127,6 +134,15 @@ def _int(properties: Mapping[str, str], key: str, minimum: int, maximum: int = 2
     if not minimum <= value <= maximum:
         raise ConfigError(f"{key}={value}: must be between {minimum} and {maximum}")
     return value
+
+
+def _optional_int(
+    properties: Mapping[str, str], key: str, minimum: int, maximum: int
+) -> int | None:
+    """An integer key without a default: None when it is not set."""
+    if not properties.get(key):
+        return None
+    return _int(properties, key, minimum, maximum)
 
 
 def _bool(properties: Mapping[str, str], key: str) -> bool:
@@ -195,6 +211,9 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             if properties.get("zookeeper.connection.timeout.ms")
             else session_timeout
         ),
+        max_connections=_optional_int(properties, "max.connections", 1, 2**31 - 1),
+        max_connections_per_ip=_optional_int(properties, "max.connections.per.ip", 1, 2**31 - 1),
+        max_broker_partitions=_optional_int(properties, "max.broker.partitions", 1, 2**31 - 1),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -6,6 +6,7 @@ import contextvars
 from dataclasses import dataclass, field
 
 from wirekafka.config import BrokerConfig
+from wirekafka.fd_budget import FdBudget, current_fd_limit, fd_budget
 from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
 from wirekafka.groups.offset_store import OffsetStore
 from wirekafka.handlers.appends import AppendWatch
@@ -48,6 +49,7 @@ class BrokerContext:
     endpoint: BrokerEndpoint
     cluster: ClusterView
     groups: GroupRuntime
+    fd_budget: FdBudget
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
 
@@ -69,10 +71,14 @@ def open_broker_context(
     clock: Clock,
     endpoint: BrokerEndpoint,
     zookeeper: ZkCluster | None = None,
+    budget: FdBudget | None = None,
 ) -> BrokerContext:
     """Open the log dirs (recovering them if the last stop was not clean) and
     the topics' metadata (the embedded file, or ZooKeeper), and build the state
-    every handler shares."""
+    every handler shares. ``budget`` defaults to the split of this process's
+    open file limit that the config asks for."""
+    if budget is None:
+        budget = broker_fd_budget(config)
     store: TopicStore
     cluster: ClusterView
     if zookeeper is None:
@@ -123,7 +129,18 @@ def open_broker_context(
         endpoint=endpoint,
         cluster=cluster,
         groups=groups,
+        fd_budget=budget,
         zookeeper=zookeeper,
+    )
+
+
+def broker_fd_budget(config: BrokerConfig, fd_limit: int | None = None) -> FdBudget:
+    """The file descriptors of this process (or ``fd_limit``) split as the config asks."""
+    return fd_budget(
+        current_fd_limit() if fd_limit is None else fd_limit,
+        max_connections=config.max_connections,
+        max_connections_per_ip=config.max_connections_per_ip,
+        max_partitions=config.max_broker_partitions,
     )
 
 

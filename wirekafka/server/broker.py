@@ -15,7 +15,12 @@ from collections.abc import Callable
 import trio
 
 from wirekafka.config import BrokerConfig
-from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
+from wirekafka.handlers.context import (
+    BrokerContext,
+    BrokerEndpoint,
+    broker_fd_budget,
+    open_broker_context,
+)
 from wirekafka.listeners import Listener
 from wirekafka.server.connection import serve_connection
 from wirekafka.storage.log import StorageError
@@ -45,6 +50,7 @@ class Broker:
         self.context: BrokerContext
         self.zk_cluster: ZkCluster | None = None
         self.listen_urls: list[str] = []
+        self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
 
     # the ConnectionHost side
 
@@ -93,7 +99,7 @@ class Broker:
                 self.zk_cluster = ZkCluster(joined.session, config.broker_id)
                 await trio.to_thread.run_sync(self.zk_cluster.refresh)
             self.context = await trio.to_thread.run_sync(
-                open_broker_context, config, self.clock, endpoint, self.zk_cluster
+                open_broker_context, config, self.clock, endpoint, self.zk_cluster, self.fd_budget
             )
             if registry is not None and self.zk_cluster is not None:
                 await trio.to_thread.run_sync(registry.register)

@@ -122,7 +122,7 @@ def test_configs_are_applied(broker):
     assert reported["message.timestamp.type"] == ("LogAppendTime", SOURCE_TOPIC)
     assert reported["retention.bytes"] == ("-1", SOURCE_DEFAULT)
     assert reported["segment.ms"] == (str(7 * 24 * 3_600_000), SOURCE_DEFAULT)
-    response = broker.produce("a", make_batch([b"x"]))
+    response = broker.produce("a", make_batch([b"x"], keys=[b"k"]))  # compacted: keys only
     assert response.log_append_time_ms == broker.clock.now_ms
 
 

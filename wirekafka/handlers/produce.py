@@ -1,19 +1,25 @@
 """Produce: check record batches, assign offsets, append, acknowledge.
 
-Batches stay bytes: headers are read, CRCs checked and base offsets patched
-in place; records are decoded only when an old client sends a message set
-(magic 0/1), which is converted to one record batch before it is stored.
+Batches stay bytes: headers are read, CRCs checked, the records looked over
+(:mod:`wirekafka.protocol.records.validate`: they must parse, so that every
+consumer can read them) and base offsets patched in place. Records are
+decoded only when an old client sends a message set (magic 0/1), which is
+converted to one record batch before it is stored. Checks and conversions
+that take long go on in a worker thread (:mod:`.offload`).
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
 from dataclasses import dataclass
 
 import trio
 
 from wirekafka.handlers.context import BrokerContext, CloseConnection
+from wirekafka.handlers.offload import INLINE_SECONDS, run_heavy
+from wirekafka.handlers.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
@@ -22,7 +28,11 @@ from wirekafka.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from wirekafka.protocol.records.compression import COMPRESSION_MASK, CompressionType
+from wirekafka.protocol.records.compression import (
+    COMPRESSION_MASK,
+    CompressionType,
+    DecompressedTooLarge,
+)
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
@@ -33,6 +43,7 @@ from wirekafka.protocol.records.record_batch import (
     crc_matches,
     iter_batches,
 )
+from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, StorageError
 from wirekafka.storage.producer_state import Duplicate
@@ -41,6 +52,12 @@ log = logging.getLogger("wirekafka.produce")
 
 FIRST_ZSTD_VERSION = 7
 FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
+# The records of one batch may inflate to this many times message.max.bytes
+# (64 MiB by default): beyond any ratio a producer's batch reaches in practice,
+# and a bound on what a small hostile payload can cost.
+MAX_INFLATION = 64
+# Message sets this small and uncompressed are converted on the event loop.
+_INLINE_MESSAGE_SET_BYTES = 64 * 1024
 _MESSAGE_SIZE = struct.Struct(">i")
 _MESSAGE_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 
@@ -102,7 +119,7 @@ def _check_batches(
             )
         if header.record_count == 0 or header.last_offset_delta != header.record_count - 1:
             raise _Refused(
-                ErrorCode.CORRUPT_MESSAGE,
+                ErrorCode.INVALID_RECORD,
                 f"batch of {header.record_count} records has last offset delta "
                 f"{header.last_offset_delta}",
             )
@@ -111,6 +128,11 @@ def _check_batches(
                 ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                 "transactions are not supported by this broker",
             )
+        if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
+            raise _Refused(
+                ErrorCode.INVALID_RECORD,
+                f"producer {header.producer_id} sent base sequence {header.base_sequence}",
+            )
     if len(batches) > 1 and any(h.producer_id != NO_PRODUCER_ID for _, h in batches):
         raise _Refused(
             ErrorCode.CORRUPT_MESSAGE, "an idempotent produce carries one batch per partition"
@@ -118,23 +140,41 @@ def _check_batches(
     return batches
 
 
-def _upconvert(ctx: BrokerContext, data: memoryview) -> bytearray:
-    """A message set (magic 0/1) as one record batch (offsets assigned on append)."""
+def _check_message_set(ctx: BrokerContext, data: memoryview) -> bool:
+    """Refuse what a message set (magic 0/1) must not hold before decoding it;
+    True when it is small and uncompressed, to be converted on the event loop."""
     if len(data) > ctx.config.message_max_bytes:
         raise _Refused(
             ErrorCode.MESSAGE_TOO_LARGE,
             f"message set of {len(data)} bytes exceeds message.max.bytes {ctx.config.message_max_bytes}",
         )
+    compressed = False
     position = 0
     while position + _MESSAGE_ATTRIBUTES_AT < len(data):
-        if data[position + _MESSAGE_ATTRIBUTES_AT] & COMPRESSION_MASK == CompressionType.ZSTD:
+        codec = data[position + _MESSAGE_ATTRIBUTES_AT] & COMPRESSION_MASK
+        if codec == CompressionType.ZSTD:
             raise _Refused(
                 ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs record batches (magic 2)"
             )
+        compressed |= codec != CompressionType.NONE
         (size,) = _MESSAGE_SIZE.unpack_from(data, position + 8)
         position += LOG_OVERHEAD + max(size, 0)
+    return not compressed and len(data) <= _INLINE_MESSAGE_SET_BYTES
+
+
+def _upconvert(data: memoryview, *, keys_required: bool, max_inflated_bytes: int) -> bytearray:
+    """A message set (magic 0/1) as one record batch (offsets assigned on append)."""
     try:
-        converted = message_set_to_batch(data, base_offset=0)
+        converted = message_set_to_batch(
+            data,
+            base_offset=0,
+            keys_required=keys_required,
+            max_decompressed_bytes=max_inflated_bytes,
+        )
+    except InvalidRecords as exc:
+        raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
+    except DecompressedTooLarge as exc:
+        raise _Refused(ErrorCode.MESSAGE_TOO_LARGE, str(exc)) from exc
     except ProtocolError as exc:
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
     if not converted:
@@ -142,10 +182,42 @@ def _upconvert(ctx: BrokerContext, data: memoryview) -> bytearray:
     return bytearray(converted)
 
 
-def _append_partition(
+async def _check_records(
+    payload: bytearray | memoryview,
+    batches: list[tuple[int, BatchHeader]],
+    *,
+    keys_required: bool,
+    max_inflated_bytes: int,
+) -> bool:
+    """Look over every batch's records; a check that takes long finishes in a
+    thread. True if one did (the event loop went on meanwhile)."""
+    waited = False
+    for position, header in batches:
+        check = BatchCheck(
+            memoryview(payload)[position : position + header.size_bytes],
+            header,
+            keys_required=keys_required,
+            max_inflated_bytes=max_inflated_bytes,
+        )
+        try:
+            if not check.run(deadline=time.perf_counter() + INLINE_SECONDS):
+                await run_heavy(check.run)
+                waited = True
+        except InvalidRecords as exc:
+            raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
+    return waited
+
+
+async def _append_partition(
     ctx: BrokerContext, version: int, topic: str, data: PartitionProduceData
 ) -> _Appended:
     index = data.index
+    if topic in INTERNAL_TOPICS:  # written by the broker alone, as in Kafka
+        return _refuse(
+            index,
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"cannot append to internal topic {topic}",
+        )
     found = ctx.topics.partition_log(topic, index)
     if isinstance(found, ErrorCode):
         return _refuse(index, found)
@@ -154,12 +226,27 @@ def _append_partition(
     if records is None or len(records) <= MAGIC_OFFSET:  # type: ignore[arg-type]
         return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
     view = memoryview(records)  # type: ignore[arg-type]
+    keys_required = partition_log.config.compact
+    max_inflated_bytes = MAX_INFLATION * ctx.config.message_max_bytes
     try:
         magic = view[MAGIC_OFFSET]
         if magic == MAGIC:
             payload: bytearray | memoryview = view
+            batches = _check_batches(ctx, payload, version)
+            waited = await _check_records(
+                payload, batches, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
+            )
         elif magic in (0, 1) and version < FIRST_BATCH_ONLY_VERSION:
-            payload = _upconvert(ctx, view)
+            inline = _check_message_set(ctx, view)
+
+            def upconvert() -> bytearray:
+                return _upconvert(
+                    view, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
+                )
+
+            waited = not inline
+            payload = await run_heavy(upconvert) if waited else upconvert()
+            batches = _check_batches(ctx, payload, version)
         elif magic in (0, 1):
             raise _Refused(
                 ErrorCode.INVALID_RECORD,
@@ -167,7 +254,8 @@ def _append_partition(
             )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
-        batches = _check_batches(ctx, payload, version)
+        if waited and ctx.topics.partition_log(topic, index) is not partition_log:
+            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
         header = batches[0][1]
         table = None
         if header.producer_id != NO_PRODUCER_ID:
@@ -246,7 +334,7 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
         results = [
             _refuse(p.index, *refusal)
             if refusal
-            else _append_partition(ctx, version, topic_data.name, p)
+            else await _append_partition(ctx, version, topic_data.name, p)
             for p in topic_data.partition_data
         ]
         appended.extend(results)

@@ -9,8 +9,12 @@
   (see :mod:`.lz4_legacy`).
 * zstd: zstd frames (``zstandard``), with or without a content size.
 
-Decompression stops with a :class:`ProtocolError` once the output passes
-``max_bytes``, so a small hostile input cannot exhaust memory.
+Decompression streams: :func:`iter_decompressed` hands the output out in
+chunks of at most ``chunk_bytes`` (one snappy block may be larger), so a
+reader can look at the records of a batch without holding them all, and it
+stops with :class:`DecompressedTooLarge` once the output passes ``max_bytes``,
+so a small hostile input cannot exhaust memory or time. Corrupt or cut-off
+data raise :class:`ProtocolError`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
+from collections.abc import Iterator
 
 import cramjam
 import lz4.frame
@@ -28,6 +33,11 @@ from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records import lz4_legacy
 
 DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+DEFAULT_CHUNK_BYTES = 256 * 1024
+
+
+class DecompressedTooLarge(ProtocolError):
+    """The data inflate past the limit the reader set."""
 
 
 class CompressionType(enum.IntEnum):
@@ -56,8 +66,8 @@ def compression_of(attributes: int) -> CompressionType:
         raise ProtocolError(f"unknown compression codec {codec}") from None
 
 
-def _too_big(max_bytes: int) -> ProtocolError:
-    return ProtocolError(f"decompressed data exceeds {max_bytes} bytes")
+def _too_big(max_bytes: int) -> DecompressedTooLarge:
+    return DecompressedTooLarge(f"decompressed data exceeds {max_bytes} bytes")
 
 
 # gzip
@@ -68,24 +78,30 @@ def _gzip_compress(data: Buffer) -> bytes:
     return compressor.compress(data) + compressor.flush()
 
 
-def _gzip_decompress(data: Buffer, max_bytes: int) -> bytes:
-    out = bytearray()
+def _gzip_chunks(data: Buffer, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
     pending = bytes(data)
-    while pending:
+    total = 0
+    while pending:  # one gzip member after another
         member = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out += member.decompress(pending, max_bytes + 1 - len(out))
-        if len(out) > max_bytes or member.unconsumed_tail:
-            raise _too_big(max_bytes)
+        while True:
+            out = member.decompress(pending, chunk_bytes)
+            pending = member.unconsumed_tail
+            total += len(out)
+            if total > max_bytes:
+                raise _too_big(max_bytes)
+            if out:
+                yield out
+            if member.eof or not (pending or out):
+                break
         if not member.eof:
             raise ProtocolError("gzip data is cut off")
-        pending = member.unused_data  # another member may follow
-    return bytes(out)
+        pending = member.unused_data
 
 
 # snappy
 
 
-def _raw_snappy_length(block: bytes) -> int:
+def _raw_snappy_length(block: Buffer) -> int:
     """The uncompressed length a raw snappy block announces (its varint preamble)."""
     length = 0
     for index in range(min(5, len(block))):
@@ -96,7 +112,7 @@ def _raw_snappy_length(block: bytes) -> int:
     raise ProtocolError("snappy block has no valid length preamble")
 
 
-def _raw_snappy_decompress(block: bytes, budget: int, max_bytes: int) -> bytes:
+def _raw_snappy_decompress(block: Buffer, budget: int, max_bytes: int) -> bytes:
     if _raw_snappy_length(block) > budget:
         raise _too_big(max_bytes)
     return bytes(cramjam.snappy.decompress_raw(block))
@@ -111,11 +127,14 @@ def _snappy_compress(data: Buffer) -> bytes:
     return b"".join(parts)
 
 
-def _snappy_decompress(data: Buffer, max_bytes: int) -> bytes:
-    raw = bytes(data)
-    if not raw.startswith(_XERIAL_MAGIC) or len(raw) < len(_XERIAL_HEADER):
-        return _raw_snappy_decompress(raw, max_bytes, max_bytes)
-    out = bytearray()
+def _snappy_chunks(data: Buffer, max_bytes: int) -> Iterator[bytes]:
+    """Xerial blocks one at a time (Java writes them 32 KiB each); raw snappy,
+    one block whose announced length is checked against the limit first."""
+    raw = memoryview(data)
+    if len(raw) < len(_XERIAL_HEADER) or raw[: len(_XERIAL_MAGIC)] != _XERIAL_MAGIC:
+        yield _raw_snappy_decompress(raw, max_bytes, max_bytes)
+        return
+    total = 0
     position = len(_XERIAL_HEADER)
     while position < len(raw):
         if position + 4 > len(raw):
@@ -124,10 +143,11 @@ def _snappy_decompress(data: Buffer, max_bytes: int) -> bytes:
         position += 4
         if size < 0 or position + size > len(raw):
             raise ProtocolError(f"xerial snappy block of {size} bytes does not fit")
-        block = raw[position : position + size]
-        out += _raw_snappy_decompress(block, max_bytes - len(out), max_bytes)
+        out = _raw_snappy_decompress(raw[position : position + size], max_bytes - total, max_bytes)
+        total += len(out)
         position += size
-    return bytes(out)
+        if out:
+            yield out
 
 
 # lz4
@@ -144,17 +164,28 @@ def _lz4_compress(data: Buffer, legacy_framing: bool) -> bytes:
     return lz4_legacy.make_legacy_frame(frame) if legacy_framing else frame
 
 
-def _lz4_decompress(data: Buffer, max_bytes: int, legacy_framing: bool) -> bytes:
+def _lz4_chunks(
+    data: Buffer, max_bytes: int, legacy_framing: bool, chunk_bytes: int
+) -> Iterator[bytes]:
     frame = bytes(data)
     if legacy_framing:
         frame = lz4_legacy.repair_legacy_frame(frame)
     decompressor = lz4.frame.LZ4FrameDecompressor()
-    out = decompressor.decompress(frame, max_length=max_bytes + 1)
-    if len(out) > max_bytes:
-        raise _too_big(max_bytes)
+    total = 0
+    out = decompressor.decompress(frame, max_length=chunk_bytes)
+    while True:
+        total += len(out)
+        if total > max_bytes:
+            raise _too_big(max_bytes)
+        if out:
+            yield out
+        if decompressor.eof or decompressor.needs_input:
+            break
+        out = decompressor.decompress(b"", max_length=chunk_bytes)
     if not decompressor.eof:
         raise ProtocolError("LZ4 frame is cut off")
-    return out
+    if decompressor.unused_data:
+        raise ProtocolError(f"{len(decompressor.unused_data)} bytes follow the LZ4 frame")
 
 
 # zstd
@@ -164,22 +195,109 @@ def _zstd_compress(data: Buffer) -> bytes:
     return zstandard.ZstdCompressor(level=3).compress(data)
 
 
-def _zstd_decompress(data: Buffer, max_bytes: int) -> bytes:
-    # Kafka's writers (zstd-jni, librdkafka, kafka-python) emit a single frame.
-    frame = bytes(data)
-    content_size = zstandard.frame_content_size(frame)
-    if content_size > max_bytes:
-        raise _too_big(max_bytes)
+_ZSTD_MAGIC = 0xFD2FB528
+_ZSTD_SKIPPABLE_MAGIC = 0x184D2A50  # the upper 28 bits; the low 4 are free
+_ZSTD_MAX_BLOCK_BYTES = 128 * 1024
+_UINT32_LE = struct.Struct("<I")
+
+
+def _zstd_pieces(frames: memoryview, chunk_bytes: int) -> Iterator[memoryview]:
+    """Cut zstd frames into pieces of whole blocks whose output is known to be
+    at most ``chunk_bytes`` (or one block), by reading the frame and block
+    headers; a frame that is cut off or malformed raises ProtocolError.
+
+    A zstd decoder hands out all it can decode from what it was given, and an
+    RLE block of 4 bytes may stand for 128 KiB: feeding it bounded pieces is
+    what bounds each step's output.
+    """
+    position, end = 0, len(frames)
+    while position < end:
+        if position + 4 > end:
+            raise ProtocolError("zstd frame magic is cut off")
+        (magic,) = _UINT32_LE.unpack_from(frames, position)
+        if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE_MAGIC:
+            if position + 8 > end:
+                raise ProtocolError("zstd skippable frame is cut off")
+            position += 8 + _UINT32_LE.unpack_from(frames, position + 4)[0]
+            continue
+        if magic != _ZSTD_MAGIC:
+            raise ProtocolError(f"not a zstd frame (magic {magic:#010x})")
+        piece_start = position
+        if position + 5 > end:
+            raise ProtocolError("zstd frame header is cut off")
+        descriptor = frames[position + 4]
+        single_segment = descriptor & 0x20
+        content_size_bytes = (0, 2, 4, 8)[descriptor >> 6] or (1 if single_segment else 0)
+        dictionary_id_bytes = (0, 1, 2, 4)[descriptor & 0x03]
+        position += 5 + (0 if single_segment else 1) + dictionary_id_bytes + content_size_bytes
+        checksum_bytes = 4 if descriptor & 0x04 else 0
+        bound = 0
+        while True:
+            if position + 3 > end:
+                raise ProtocolError("zstd block header is cut off")
+            block = frames[position] | frames[position + 1] << 8 | frames[position + 2] << 16
+            last, kind, size = block & 1, (block >> 1) & 3, block >> 3
+            if kind == 3:
+                raise ProtocolError("zstd block of the reserved type")
+            stored = 1 if kind == 1 else size
+            output = size if kind != 2 else _ZSTD_MAX_BLOCK_BYTES
+            if bound and bound + output > chunk_bytes:
+                yield frames[piece_start:position]
+                piece_start, bound = position, 0
+            position += 3 + stored
+            bound += output
+            if position > end:
+                raise ProtocolError("zstd block is cut off")
+            if last:
+                break
+        position += checksum_bytes
+        if position > end:
+            raise ProtocolError("zstd frame checksum is cut off")
+        yield frames[piece_start:position]
+
+
+def _zstd_chunks(data: Buffer, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
+    decompressor = None
+    total = 0
+    for piece in _zstd_pieces(memoryview(data), chunk_bytes):
+        if decompressor is None or decompressor.eof:  # a frame starts with this piece
+            decompressor = zstandard.ZstdDecompressor().decompressobj()
+        out = decompressor.decompress(piece)
+        total += len(out)
+        if total > max_bytes:
+            raise _too_big(max_bytes)
+        if out:
+            yield out
+    if decompressor is not None and not decompressor.eof:
+        raise ProtocolError("zstd frame is cut off")
+
+
+def iter_decompressed(
+    codec: CompressionType,
+    data: Buffer,
+    *,
+    legacy_lz4: bool = False,
+    max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> Iterator[bytes]:
+    """The decompressed bytes of ``data``, in chunks; malformed or oversized
+    input raises ProtocolError (:class:`DecompressedTooLarge` past ``max_bytes``)
+    when the reader gets to it."""
     try:
-        return zstandard.ZstdDecompressor().decompress(
-            frame, max_output_size=max_bytes, allow_extra_data=False
-        )
-    except zstandard.ZstdError as exc:
-        if content_size == -1:  # no size in the header: the cap may be what stopped it
-            raise ProtocolError(
-                f"zstd frame is corrupt or its output exceeds {max_bytes} bytes: {exc}"
-            ) from exc
-        raise
+        if codec == CompressionType.GZIP:
+            yield from _gzip_chunks(data, max_bytes, chunk_bytes)
+        elif codec == CompressionType.SNAPPY:
+            yield from _snappy_chunks(data, max_bytes)
+        elif codec == CompressionType.LZ4:
+            yield from _lz4_chunks(data, max_bytes, legacy_lz4, chunk_bytes)
+        elif codec == CompressionType.ZSTD:
+            yield from _zstd_chunks(data, max_bytes, chunk_bytes)
+        elif len(data) > max_bytes:
+            raise _too_big(max_bytes)
+        elif len(data):
+            yield bytes(data)
+    except (zlib.error, cramjam.DecompressionError, RuntimeError, zstandard.ZstdError) as exc:
+        raise ProtocolError(f"{codec.name.lower()} data is corrupt: {exc}") from exc
 
 
 def compress(codec: CompressionType, data: Buffer, *, legacy_lz4: bool = False) -> bytes:
@@ -202,16 +320,8 @@ def decompress(
     legacy_lz4: bool = False,
     max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> bytes:
-    """Decompress ``data``; malformed or oversized input raises ProtocolError."""
-    try:
-        if codec == CompressionType.GZIP:
-            return _gzip_decompress(data, max_bytes)
-        if codec == CompressionType.SNAPPY:
-            return _snappy_decompress(data, max_bytes)
-        if codec == CompressionType.LZ4:
-            return _lz4_decompress(data, max_bytes, legacy_lz4)
-        if codec == CompressionType.ZSTD:
-            return _zstd_decompress(data, max_bytes)
-    except (zlib.error, cramjam.DecompressionError, RuntimeError, zstandard.ZstdError) as exc:
-        raise ProtocolError(f"{codec.name.lower()} data is corrupt: {exc}") from exc
-    return bytes(data)
+    """Decompress ``data`` whole; malformed or oversized input raises ProtocolError."""
+    chunks = iter_decompressed(
+        codec, data, legacy_lz4=legacy_lz4, max_bytes=max_bytes, chunk_bytes=max_bytes + 1
+    )
+    return b"".join(chunks)

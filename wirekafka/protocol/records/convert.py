@@ -8,26 +8,42 @@ from __future__ import annotations
 
 import itertools
 
-from wirekafka.protocol.errors import ProtocolError
+from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.primitives import Buffer
-from wirekafka.protocol.records.compression import CompressionType
+from wirekafka.protocol.records.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, CompressionType
 from wirekafka.protocol.records.message_set import decode_message_set, encode_message_set
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
+from wirekafka.protocol.records.validate import InvalidRecords
 
 
-def message_set_to_batch(buf: Buffer, *, base_offset: int | None = None) -> bytes:
+def message_set_to_batch(
+    buf: Buffer,
+    *,
+    base_offset: int | None = None,
+    keys_required: bool = False,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> bytes:
     """One record batch holding every message of a message set.
 
     Keys, values and timestamps (none for magic 0) are kept, and the codec of
     the first compressed message is used for the batch. Offsets are kept, and
     must then increase, unless ``base_offset`` is given: a produce request's
     offsets mean nothing, so the broker numbers the records from there.
-    An empty message set gives empty bytes.
+    An empty message set gives empty bytes. ``keys_required`` (a compacted
+    topic) refuses messages without a key with :class:`InvalidRecords`;
+    compressed messages may inflate to ``max_decompressed_bytes`` in all.
     """
-    messages = decode_message_set(buf)
+    messages = decode_message_set(buf, max_decompressed_bytes=max_decompressed_bytes)
     if not messages:
         return b""
+    if keys_required:
+        for index, message in enumerate(messages):
+            if message.key is None:
+                raise InvalidRecords(
+                    ErrorCode.INVALID_RECORD,
+                    f"message {index} has no key, which a compacted topic requires",
+                )
     records = [message.to_record() for message in messages]
     if base_offset is not None:
         for index, record in enumerate(records):

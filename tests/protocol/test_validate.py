@@ -1,0 +1,372 @@
+"""The look inside a batch before it is stored: what passes, what is refused and why."""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka.errors import CorruptRecordError
+from kafka.record.default_records import DefaultRecordBatch
+
+from tests.protocol.records_gen import sample_records
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.primitives import zigzag_encode
+from wirekafka.protocol.records.compression import CompressionType, compress
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import (
+    CRC_OFFSET,
+    HEADER_BYTES,
+    compute_crc,
+    encode_batch,
+    read_batch_header,
+)
+from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, check_batch
+
+LIMIT = 64 * 1024 * 1024
+CODECS = list(CompressionType)
+EXAMPLES = int(os.environ.get("WIREKAFKA_FUZZ_EXAMPLES", "10000"))
+
+
+def check(batch: bytes, *, keys_required: bool = False, limit: int = LIMIT, chunk: int = 0) -> None:
+    header = read_batch_header(batch)
+    extra = {"chunk_bytes": chunk} if chunk else {}
+    BatchCheck(batch, header, keys_required=keys_required, max_inflated_bytes=limit, **extra).run()
+
+
+def refused(batch: bytes, **kwargs: object) -> InvalidRecords:
+    with pytest.raises(InvalidRecords) as caught:
+        check(batch, **kwargs)  # type: ignore[arg-type]
+    return caught.value
+
+
+def varint(value: int) -> bytes:
+    raw = zigzag_encode(value)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def record_bytes(
+    offset_delta: int,
+    *,
+    key: bytes | None = b"k",
+    value: bytes | None = b"value",
+    headers: list[tuple[bytes, bytes | None]] = (),  # type: ignore[assignment]
+    timestamp_delta: int = 0,
+    attributes: int = 0,
+    length_change: int = 0,
+) -> bytes:
+    body = bytes([attributes]) + varint(timestamp_delta) + varint(offset_delta)
+    body += varint(-1) if key is None else varint(len(key)) + key
+    body += varint(-1) if value is None else varint(len(value)) + value
+    body += varint(len(headers))
+    for header_key, header_value in headers:
+        body += varint(len(header_key)) + header_key
+        body += varint(-1) if header_value is None else varint(len(header_value)) + header_value
+    return varint(len(body) + length_change) + body
+
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+def batch_of(
+    records: bytes, count: int, codec: CompressionType = CompressionType.NONE, *, raw: bool = False
+) -> bytes:
+    """A batch holding ``records`` (compressed with ``codec`` unless ``raw``: then
+    they are the payload as they are), its header saying ``count`` records."""
+    payload = records if raw or codec == CompressionType.NONE else compress(codec, records)
+    batch = bytearray(HEADER_BYTES) + payload
+    _HEADER.pack_into(
+        batch, 0, 0, len(batch) - 12, -1, 2, 0, int(codec), max(count - 1, 0),
+        1_700_000_000_000, 1_700_000_000_000, -1, -1, -1, count,
+    )  # fmt: skip
+    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
+    return bytes(batch)
+
+
+def uniform(count: int, *, size: int = 100, key: bytes | None = b"key1") -> list[bytes]:
+    return [
+        record_bytes(i, key=key, value=bytes([i % 251]) * size, timestamp_delta=i // 3)
+        for i in range(count)
+    ]
+
+
+# what passes
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
+def test_batches_as_clients_write_them_pass(codec: CompressionType) -> None:
+    for seed in range(3):
+        check(encode_batch(sample_records(40, seed=seed), compression=codec))
+    rng = random.Random(5)
+    mixed = [
+        Record(
+            i,
+            1_700_000_000_000 + rng.randint(0, 100_000),
+            b"k%d" % i,
+            rng.randbytes(rng.choice([0, 90, 200])),
+        )
+        for i in range(3000)
+    ]
+    check(encode_batch(mixed, compression=codec))
+
+
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 63, 64, 65, 1000, 8191, 8192, 8193, 20_000])
+def test_runs_of_one_layout_pass_across_every_offset_delta_width(count: int) -> None:
+    check(batch_of(b"".join(uniform(count, size=20)), count))
+
+
+def test_runs_broken_by_other_layouts_pass() -> None:
+    records = uniform(300)
+    records[100] = record_bytes(100, key=b"other", value=b"x" * 7)
+    records[200] = record_bytes(200, key=b"key1", value=b"y" * 100, headers=[(b"h", b"v")])
+    records[250] = record_bytes(250, key=b"key1", value=b"z" * 100, timestamp_delta=100_000)
+    check(batch_of(b"".join(records), 300))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100, 4096])
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+def test_records_cut_by_chunk_boundaries_pass(chunk: int, codec: CompressionType) -> None:
+    records = [
+        *uniform(200, size=30),
+        *(record_bytes(i, value=b"v" * 5000) for i in range(200, 203)),
+    ]
+    check(batch_of(b"".join(records), 203, codec), chunk=chunk)
+
+
+def test_null_and_empty_keys_and_values_pass_and_compacted_topics_take_empty_keys() -> None:
+    records = [
+        record_bytes(0, key=None, value=None),
+        record_bytes(1, key=b"", value=b""),
+        record_bytes(2, key=b"k", value=None, headers=[(b"", None), ("ключ".encode(), b"")]),
+    ]
+    check(batch_of(b"".join(records), 3))
+    keyed = [record_bytes(0, key=b"", value=None), record_bytes(1, key=b"k", value=b"")]
+    check(batch_of(b"".join(keyed), 2), keys_required=True)
+
+
+def test_a_check_stopped_at_its_deadline_goes_on_where_it_stopped() -> None:
+    batch = batch_of(b"".join(uniform(5000, size=200)), 5000)
+    work = BatchCheck(
+        batch, read_batch_header(batch), keys_required=False, max_inflated_bytes=LIMIT,
+        chunk_bytes=1024,
+    )  # fmt: skip
+    assert work.run(deadline=time.perf_counter()) is False
+    assert work.run() is True
+    assert work.run() is True
+
+
+# what is refused
+
+
+def code_of(batch: bytes, **kwargs: object) -> ErrorCode:
+    return ErrorCode(refused(batch, **kwargs).error_code)
+
+
+BAD_RECORDS: dict[str, tuple[bytes, int]] = {
+    "count says more": (record_bytes(0) + record_bytes(1), 3),
+    "count says fewer": (record_bytes(0) + record_bytes(1), 1),
+    "trailing junk": (record_bytes(0) + b"\x00\x01\x02", 1),
+    "length past the end": (record_bytes(0, length_change=5), 1),
+    "length short of the fields": (record_bytes(0, length_change=-2) + b"\x00\x00", 1),
+    "negative length": (varint(-3) + b"\x00" * 8, 1),
+    "tiny length": (varint(2) + b"\x00\x00", 1),
+    "overlong length varint": (b"\xff" * 6 + b"\x00" * 8, 1),
+    "offset delta out of place": (record_bytes(0) + record_bytes(0), 2),
+    "offset delta skips": (record_bytes(0) + record_bytes(2), 2),
+    "negative key length": (
+        record_bytes(0, key=b"ab")[:1] + b"\x00\x00\x00" + varint(-5) + b"ab\x0avalue\x00",
+        1,
+    ),
+    "key past the record": (
+        varint(8) + b"\x00\x00\x00" + varint(50) + b"ab\x00\x00",
+        1,
+    ),
+    "value past the record": (
+        varint(8) + b"\x00\x00\x00" + varint(-1) + varint(60) + b"ab\x00",
+        1,
+    ),
+    "negative value length": (
+        varint(7) + b"\x00\x00\x00" + varint(-1) + varint(-4) + b"\x00\x00",
+        1,
+    ),
+    "negative header count": (varint(6) + b"\x00\x00\x00\x01\x01" + varint(-1), 1),
+    "header count past the record": (record_bytes(0)[:-1] + varint(3), 1),
+    "negative header key length": (
+        record_bytes(0, headers=[(b"k", b"v")]).replace(b"\x02k\x02v", b"\x01k\x02v"),
+        1,
+    ),
+    "header key not UTF-8": (record_bytes(0, headers=[(b"\xff\xfe", b"v")]), 1),
+    "attributes with the top bit": (record_bytes(0, attributes=0x80), 1),
+    "overlong timestamp delta": (
+        varint(16) + b"\x00" + b"\xff" * 11 + b"\x00\x01\x01\x00",
+        1,
+    ),
+    "empty payload": (b"", 1),
+}
+
+
+@pytest.mark.parametrize("case", BAD_RECORDS, ids=list(BAD_RECORDS))
+def test_records_that_do_not_parse_are_invalid_records(case: str) -> None:
+    records, count = BAD_RECORDS[case]
+    assert code_of(batch_of(records, count)) == ErrorCode.INVALID_RECORD
+    assert code_of(batch_of(records, count, CompressionType.LZ4)) == ErrorCode.INVALID_RECORD
+
+
+@pytest.mark.parametrize("codec", CODECS[1:], ids=lambda c: c.name)
+def test_payloads_that_do_not_decompress_are_corrupt(codec: CompressionType) -> None:
+    good = compress(codec, b"".join(uniform(50)))
+    for junk in (b"\x00" * 40, good[: len(good) // 2], good[:5], bytes(range(256)) * 3):
+        batch = batch_of(junk, 50, codec, raw=True)
+        assert code_of(batch) == ErrorCode.CORRUPT_MESSAGE, junk[:10]
+
+
+@pytest.mark.parametrize("codec", CODECS[1:], ids=lambda c: c.name)
+def test_payloads_inflating_past_the_limit_are_too_large(codec: CompressionType) -> None:
+    records = [record_bytes(0, value=b"\x00" * 3_000_000)]
+    batch = batch_of(b"".join(records), 1, codec)
+    assert len(batch) < 300_000
+    error = refused(batch, limit=1_000_000)
+    assert error.error_code == ErrorCode.MESSAGE_TOO_LARGE
+    assert "exceeds 1000000" in str(error)
+    check(batch, limit=4_000_000)
+
+
+def test_compacted_topics_refuse_records_without_a_key() -> None:
+    assert code_of(batch_of(record_bytes(0, key=None), 1), keys_required=True) == (
+        ErrorCode.INVALID_RECORD
+    )
+    records = uniform(500)
+    records[321] = record_bytes(321, key=None, value=bytes([321 % 251]) * 103)
+    assert "record 321" in str(refused(batch_of(b"".join(records), 500), keys_required=True))
+    check(batch_of(b"".join(records), 500))
+
+
+# In a run of one layout, a fault in any field of any record is found.
+RUN_FAULTS = [
+    "length",
+    "attributes",
+    "timestamp",
+    "offset delta",
+    "key length",
+    "value length",
+    "header count",
+]
+
+
+def field_at(record: bytes, field: str) -> int:
+    """Where ``field`` starts in a record of :func:`uniform`."""
+    at = 0
+    while record[at] >= 0x80:
+        at += 1
+    attributes = at + 1
+    if field == "attributes":
+        return attributes
+    starts = {"length": 0, "timestamp": attributes + 1}
+    at = attributes + 1
+    for name in ("timestamp", "offset delta", "key length"):
+        starts[name] = at
+        while record[at] >= 0x80:
+            at += 1
+        at += 1
+    starts["value length"] = at + 4  # after the key, b"key1"
+    starts["header count"] = len(record) - 1
+    return starts[field]
+
+
+@pytest.mark.parametrize("fault", RUN_FAULTS)
+@pytest.mark.parametrize("victim", [1, 9, 100, 999])
+def test_a_fault_inside_a_run_is_found(fault: str, victim: int) -> None:
+    records = uniform(1000)
+    broken = bytearray(records[victim])
+    at = field_at(records[victim], fault)
+    broken[at] ^= 0x80 if fault in ("attributes", "timestamp") else 0x02
+    records[victim] = bytes(broken)
+    error = refused(batch_of(b"".join(records), 1000))
+    assert error.error_code == ErrorCode.INVALID_RECORD
+
+
+# Generated batches, one byte or field corrupted at a time: whatever the
+# check lets through, kafka-python's parser reads whole, with every offset
+# in its place.
+
+records_strategy = st.lists(
+    st.builds(
+        lambda key, value, headers, ts: (key, value, headers, ts),
+        st.one_of(st.none(), st.binary(max_size=20)),
+        st.one_of(st.none(), st.binary(max_size=300)),
+        st.lists(
+            st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=5))),
+            max_size=2,
+        ),
+        st.integers(min_value=-(10**6), max_value=10**9),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _records(drawn: list[tuple]) -> list[Record]:
+    return [
+        Record(i, 1_700_000_000_000 + ts, key, value, headers)
+        for i, (key, value, headers, ts) in enumerate(drawn)
+    ]
+
+
+def kafka_python_reads_it_whole(batch: bytes, count: int, keys_required: bool) -> bool:
+    parsed = DefaultRecordBatch(bytearray(batch))
+    try:
+        records = list(parsed)
+    except CorruptRecordError:
+        return False
+    return (
+        len(records) == count
+        and [r.offset for r in records] == list(range(count))
+        and not (keys_required and any(r.key is None for r in records))
+    )
+
+
+@settings(
+    max_examples=max(EXAMPLES // 10, 200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    drawn=records_strategy,
+    repeat=st.integers(min_value=1, max_value=30),
+    where=st.integers(min_value=0),
+    byte=st.integers(min_value=0, max_value=255),
+    count_change=st.sampled_from([0, 0, 0, -1, 1]),
+    keys_required=st.booleans(),
+)
+def test_what_passes_a_client_can_read(
+    drawn: list[tuple], repeat: int, where: int, byte: int, count_change: int, keys_required: bool
+) -> None:
+    records = _records((drawn * repeat)[:200])
+    good = bytearray(encode_batch(records))
+    if not (keys_required and any(r.key is None for r in records)):
+        check(bytes(good), keys_required=keys_required)
+    bad = good
+    position = HEADER_BYTES + where % (len(bad) - HEADER_BYTES)
+    bad[position] = byte
+    count = len(records) + count_change
+    struct.pack_into(">i", bad, HEADER_BYTES - 4, count)
+    struct.pack_into(">I", bad, CRC_OFFSET, compute_crc(bad, 0, len(bad)))
+    try:
+        check_batch(
+            bytes(bad),
+            read_batch_header(bad),
+            keys_required=keys_required,
+            max_inflated_bytes=LIMIT,
+        )
+    except InvalidRecords:
+        return
+    assert kafka_python_reads_it_whole(bytes(bad), count, keys_required)

@@ -86,14 +86,21 @@ _delta_tables: dict[int, tuple[bytes, ...]] = {}
 
 def _delta_table(width: int) -> tuple[bytes, ...]:
     """Byte j of the encoding of every offset delta of ``width`` bytes, indexed by
-    the delta (built on first use; three-byte deltas take 3 MiB)."""
+    the delta; built on first use (three-byte deltas take 3 MiB) from repeated
+    blocks, since byte j of delta d depends only on d >> (7j - 1)."""
     table = _delta_tables.get(width)
     if table is None:
-        zigzags = range(0, 2 * _OFFSET_DELTA_LIMITS[width - 1], 2)
-        table = tuple(
-            bytes((z >> (7 * j)) & 0x7F | (0x80 if j < width - 1 else 0) for z in zigzags)
-            for j in range(width)
-        )
+        limit = _OFFSET_DELTA_LIMITS[width - 1]
+        columns = []
+        for j in range(width):
+            continuation = 0x80 if j < width - 1 else 0
+            if j == 0:  # (2d) & 0x7f: the even numbers below 128, over and over
+                cycle = bytes(value | continuation for value in range(0, 128, 2))
+            else:  # (2d >> 7j) & 0x7f: each value held for 2 ** (7j - 1) deltas
+                block = 1 << (7 * j - 1)
+                cycle = b"".join(bytes((value | continuation,)) * block for value in range(128))
+            columns.append((cycle * (limit // len(cycle) + 1))[:limit])
+        table = tuple(columns)
         _delta_tables[width] = table
     return table
 

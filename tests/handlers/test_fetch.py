@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 import trio
 
@@ -22,7 +24,12 @@ from wirekafka.protocol.messages.delete_records import (
 )
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import decode_message_set
-from wirekafka.protocol.records.record_batch import decode_batches
+from wirekafka.protocol.records.record_batch import (
+    CRC_OFFSET,
+    HEADER_BYTES,
+    compute_crc,
+    decode_batches,
+)
 from wirekafka.storage.spans import FileSpan
 
 
@@ -391,3 +398,66 @@ def test_old_fetch_versions_never_get_zstd_message_sets(broker, version):
     else:
         assert data.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
         assert bytes(data.records or b"") == b""
+
+
+def messages_of(records: bytes) -> list[tuple[int, bytes | None]]:
+    return [(m.offset, m.value) for m in decode_message_set(records)]
+
+
+def junk_inside(batch: bytes) -> bytes:
+    """The batch with its records' bytes garbled and its CRC made right again:
+    what a hostile client could store before records were checked."""
+    junk = bytearray(batch)
+    junk[HEADER_BYTES : HEADER_BYTES + 4] = b"\xff\xff\xff\xff"
+    struct.pack_into(">I", junk, CRC_OFFSET, compute_crc(junk, 0, len(junk)))
+    return bytes(junk)
+
+
+@pytest.mark.parametrize("version", [0, 2, 3])
+def test_old_fetchers_get_unsupported_version_when_down_conversion_is_off(make_broker, version):
+    broker = make_broker({"log.message.downconversion.enable": "false"})
+    broker.create_topic("t")
+    broker.create_topic("on", configs={"message.downconversion.enable": "true"})
+    for topic in ("t", "on"):
+        broker.produce(topic, make_batch([b"a"]))
+    assert broker.fetch("t", version=version).error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert broker.fetch("t", version=4).error_code == ErrorCode.NONE
+    on = broker.fetch("on", version=version)
+    assert on.error_code == ErrorCode.NONE
+    assert [m.value for m in decode_message_set(bytes(on.records))] == [b"a"]
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+def test_a_stored_batch_that_cannot_be_converted_is_left_out(broker, codec, caplog):
+    broker.create_topic("t")
+    log = broker.log("t")
+    log.append(bytearray(make_batch([b"a", b"b"], compression=codec)))
+    log.append(bytearray(junk_inside(make_batch([b"junk"] * 3, compression=codec))))
+    log.append(bytearray(make_batch([b"f"], compression=codec)))
+    data = broker.fetch("t", version=2)
+    assert data.error_code == ErrorCode.NONE
+    assert messages_of(bytes(data.records)) == [(0, b"a"), (1, b"b"), (5, b"f")]
+    assert "t-0: the stored batch at offset 2 cannot be converted" in caplog.text
+    alone = broker.fetch("t", 2, version=2, partition_max_bytes=10)
+    assert alone.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert len(broker.fetch("t", 2, version=12).records) > 0  # v4+ get the bytes as stored
+
+
+def test_a_batch_inflating_past_the_limit_is_left_out_of_a_conversion(make_broker):
+    broker = make_broker({"message.max.bytes": "10000"})  # inflation limit: 64 x 10,000 bytes
+    broker.create_topic("t")
+    log = broker.log("t")
+    log.append(bytearray(make_batch([b"\x00" * 200_000] * 5, compression=CompressionType.GZIP)))
+    log.append(bytearray(make_batch([b"\x00" * 100_000] * 5, compression=CompressionType.GZIP)))
+    data = broker.fetch("t", version=3)
+    messages = decode_message_set(bytes(data.records))
+    assert [(m.offset, len(m.value)) for m in messages] == [(i, 100_000) for i in range(5, 10)]
+
+
+def test_data_before_a_zstd_batch_still_reach_an_old_fetcher(broker):
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a"]))
+    broker.produce("t", make_batch([b"z"], compression=CompressionType.ZSTD))
+    data = broker.fetch("t", version=1)
+    assert messages_of(bytes(data.records)) == [(0, b"a")]
+    assert broker.fetch("t", 1, version=1).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE

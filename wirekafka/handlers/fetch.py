@@ -2,16 +2,27 @@
 
 The response's record data are file spans that the server sends with
 ``os.sendfile``. Fetch v0-v3 predate record batches: those clients get the
-batches converted to message sets (magic 0 for v0/v1, magic 1 for v2/v3).
+batches converted to message sets (magic 0 for v0/v1, magic 1 for v2/v3),
+unless the topic's ``message.downconversion.enable`` is false (then
+UNSUPPORTED_VERSION, as Kafka answers). A conversion inflates and rewrites
+records, so it runs batch by batch in bounded memory (see
+:func:`batch_to_message_set`) and, unless the data are small and
+uncompressed, in a worker thread (:mod:`.offload`). A stored batch that
+cannot be converted (corrupt inside, or inflating past the limit) is logged
+and left out; zstd data, which has no message-set form, get
+UNSUPPORTED_COMPRESSION_TYPE.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import trio
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.offload import run_heavy
+from wirekafka.handlers.produce import MAX_INFLATION
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -20,7 +31,7 @@ from wirekafka.protocol.messages.fetch import (
     PartitionData,
 )
 from wirekafka.protocol.records.compression import CompressionType
-from wirekafka.protocol.records.convert import batches_to_message_set
+from wirekafka.protocol.records.convert import Unconvertible, batch_to_message_set
 from wirekafka.protocol.records.record_batch import iter_batches
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import OffsetOutOfRange, StorageError
@@ -30,29 +41,78 @@ log = logging.getLogger("wirekafka.fetch")
 
 FIRST_BATCH_VERSION = 4  # Fetch v4+ carries record batches (magic 2)
 FIRST_MAGIC_1_VERSION = 2
+_INLINE_CONVERSION_BYTES = 64 * 1024  # uncompressed data this small convert on the event loop
 
 
-class _Unconvertible(Exception):
-    """zstd batches have no message-set form: old fetchers get UNSUPPORTED_COMPRESSION_TYPE."""
+@dataclass(slots=True)
+class _Conversion:
+    """A partition's read, to be converted to a message set for an old fetcher."""
+
+    topic: str
+    result: PartitionData
+    spans: list[FileSpan]
 
 
-def _down_convert(spans: list[FileSpan], version: int) -> bytes:
-    data = b"".join(span.read_bytes() for span in spans)
-    if any(header.compression == CompressionType.ZSTD for _, header in iter_batches(data)):
-        raise _Unconvertible
-    magic = 1 if version >= FIRST_MAGIC_1_VERSION else 0
-    return batches_to_message_set(data, magic=magic)
+def _read_spans(conversion: _Conversion) -> bytes | None:
+    try:
+        return b"".join(span.read_bytes() for span in conversion.spans)
+    except OSError as exc:
+        result = conversion.result
+        log.error("%s-%d: reading for a down-conversion failed: %s",
+                  conversion.topic, result.partition_index, exc)  # fmt: skip
+        result.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+        return None
+
+
+def _down_convert(
+    conversion: _Conversion, data: bytes | None, magic: int, max_inflated_bytes: int
+) -> None:
+    """Convert the batches read (``data``, or read here) into ``conversion.result``,
+    batch by batch."""
+    result = conversion.result
+    if data is None and (data := _read_spans(conversion)) is None:
+        return
+    parts: list[bytes] = []
+    skipped = 0
+    try:
+        batches = list(iter_batches(data, allow_partial_tail=True))
+    except ProtocolError:
+        batches = []
+    for position, header in batches:
+        try:
+            parts.append(
+                batch_to_message_set(
+                    data, position, header, magic=magic, max_inflated_bytes=max_inflated_bytes
+                )
+            )
+        except Unconvertible:
+            if not parts:
+                result.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+                return
+            break  # what came before goes out; the old client asks again from here
+        except ProtocolError as exc:
+            log.warning(
+                "%s-%d: the stored batch at offset %d cannot be converted for an old client "
+                "and is left out: %s",
+                conversion.topic, result.partition_index, header.base_offset, exc,
+            )  # fmt: skip
+            skipped += 1
+    result.records = b"".join(parts)
+    if skipped and not result.records:
+        result.error_code = ErrorCode.CORRUPT_MESSAGE
 
 
 def _read_all(
     ctx: BrokerContext, body: FetchRequest, version: int
-) -> tuple[list[FetchableTopicResponse], int, bool]:
-    """One pass over the partitions asked for: (responses, bytes, any error)."""
+) -> tuple[list[FetchableTopicResponse], int, bool, list[_Conversion]]:
+    """One pass over the partitions asked for: (responses, bytes, any error,
+    the reads an old fetcher needs converted)."""
     remaining = body.max_bytes if version >= 3 else 2**31 - 1
     total = 0
     errors = False
     min_one_batch = True
     responses = []
+    conversions = []
     for topic in body.topics:
         partitions = []
         for asked in topic.partitions:
@@ -68,43 +128,67 @@ def _read_all(
                 result.error_code = found
                 errors = True
                 continue
+            if version < FIRST_BATCH_VERSION and not found.config.message_downconversion_enable:
+                result.error_code = ErrorCode.UNSUPPORTED_VERSION
+                errors = True
+                continue
             budget = max(0, min(asked.partition_max_bytes, remaining))
             try:
                 read = found.read(asked.fetch_offset, budget, min_one_batch=min_one_batch)
-                if isinstance(read, OffsetOutOfRange):
-                    result.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
-                    result.high_watermark = result.last_stable_offset = read.log_end_offset
-                    result.log_start_offset = read.log_start_offset
-                    errors = True
-                    continue
-                result.high_watermark = result.last_stable_offset = read.high_watermark
-                result.log_start_offset = read.log_start_offset
-                if not read.spans:
-                    continue
-                size = read.size_bytes
-                if version >= FIRST_BATCH_VERSION:
-                    (result.records,) = read.spans  # a read stays within one segment
-                else:
-                    result.records = _down_convert(read.spans, version)
-                    size = len(result.records)
             except StorageError as exc:
                 log.error("%s", exc)
                 result.error_code = ErrorCode.KAFKA_STORAGE_ERROR
                 errors = True
                 continue
-            except _Unconvertible:
-                result.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+            if isinstance(read, OffsetOutOfRange):
+                result.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+                result.high_watermark = result.last_stable_offset = read.log_end_offset
+                result.log_start_offset = read.log_start_offset
                 errors = True
                 continue
-            except ProtocolError:  # a batch that cannot be converted down
-                result.error_code = ErrorCode.CORRUPT_MESSAGE
-                errors = True
+            result.high_watermark = result.last_stable_offset = read.high_watermark
+            result.log_start_offset = read.log_start_offset
+            if not read.spans:
                 continue
+            if version >= FIRST_BATCH_VERSION:
+                (result.records,) = read.spans  # a read stays within one segment
+            else:
+                conversions.append(_Conversion(topic.topic, result, read.spans))
+            size = read.size_bytes
             total += size
             remaining -= size
             min_one_batch = False
         responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
-    return responses, total, errors
+    return responses, total, errors, conversions
+
+
+def _uncompressed(data: bytes) -> bool:
+    try:
+        batches = iter_batches(data, allow_partial_tail=True)
+        return all(header.compression == CompressionType.NONE for _, header in batches)
+    except ProtocolError:
+        return False
+
+
+async def _convert_all(ctx: BrokerContext, conversions: list[_Conversion], version: int) -> None:
+    """Convert each read on the event loop when it is small and uncompressed, else
+    (it may inflate far) in a worker thread, from reading the spans on."""
+    magic = 1 if version >= FIRST_MAGIC_1_VERSION else 0
+    max_inflated_bytes = MAX_INFLATION * ctx.config.message_max_bytes
+    for conversion in conversions:
+        data = None
+        if sum(span.size_bytes for span in conversion.spans) <= _INLINE_CONVERSION_BYTES:
+            data = _read_spans(conversion)
+            if data is None:
+                continue
+            if _uncompressed(data):
+                _down_convert(conversion, data, magic, max_inflated_bytes)
+                continue
+
+        def convert(conversion: _Conversion = conversion, data: bytes | None = data) -> None:
+            _down_convert(conversion, data, magic, max_inflated_bytes)
+
+        await run_heavy(convert)
 
 
 async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
@@ -113,7 +197,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     deadline = trio.current_time() + max(body.max_wait_ms, 0) / 1000
     watched = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
     while True:
-        responses, total, errors = _read_all(ctx, body, version)
+        responses, total, errors, conversions = _read_all(ctx, body, version)
         if total >= body.min_bytes or errors or not watched or ctx.appends.closed:
             break
         remaining = deadline - trio.current_time()
@@ -121,6 +205,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
             break
         with ctx.appends.watching(watched) as appended, trio.move_on_after(remaining):
             await appended.wait()
+    await _convert_all(ctx, conversions, version)
     return FetchResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses
     )

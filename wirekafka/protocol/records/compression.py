@@ -73,11 +73,6 @@ def _too_big(max_bytes: int) -> DecompressedTooLarge:
 # gzip
 
 
-def _gzip_compress(data: Buffer) -> bytes:
-    compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    return compressor.compress(data) + compressor.flush()
-
-
 def _gzip_chunks(data: Buffer, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
     pending = bytes(data)
     total = 0
@@ -118,15 +113,6 @@ def _raw_snappy_decompress(block: Buffer, budget: int, max_bytes: int) -> bytes:
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
-def _snappy_compress(data: Buffer) -> bytes:
-    view = memoryview(data)
-    parts = [_XERIAL_HEADER]
-    for start in range(0, len(view), _XERIAL_BLOCK_BYTES):
-        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK_BYTES]))
-        parts += (_INT32.pack(len(block)), block)
-    return b"".join(parts)
-
-
 def _snappy_chunks(data: Buffer, max_bytes: int) -> Iterator[bytes]:
     """Xerial blocks one at a time (Java writes them 32 KiB each); raw snappy,
     one block whose announced length is checked against the limit first."""
@@ -151,17 +137,6 @@ def _snappy_chunks(data: Buffer, max_bytes: int) -> Iterator[bytes]:
 
 
 # lz4
-
-
-def _lz4_compress(data: Buffer, legacy_framing: bool) -> bytes:
-    frame = lz4.frame.compress(
-        data,
-        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-        block_linked=False,
-        content_checksum=False,
-        store_size=False,
-    )
-    return lz4_legacy.make_legacy_frame(frame) if legacy_framing else frame
 
 
 def _lz4_chunks(
@@ -189,10 +164,6 @@ def _lz4_chunks(
 
 
 # zstd
-
-
-def _zstd_compress(data: Buffer) -> bytes:
-    return zstandard.ZstdCompressor(level=3).compress(data)
 
 
 _ZSTD_MAGIC = 0xFD2FB528
@@ -300,17 +271,79 @@ def iter_decompressed(
         raise ProtocolError(f"{codec.name.lower()} data is corrupt: {exc}") from exc
 
 
+class Compressor:
+    """Compresses data handed in piece by piece into one payload of ``codec``.
+
+    ``compress`` returns what is ready, ``flush`` the rest; together they are
+    what :func:`compress` gives for the whole. Snappy is written in xerial's
+    framing (32 KiB blocks, as Java writes), LZ4 as a frame of independent
+    64 KiB blocks without a content size (``legacy_lz4``: magic 0's framing).
+    """
+
+    def __init__(self, codec: CompressionType, *, legacy_lz4: bool = False) -> None:
+        self.codec = codec
+        self._pending = bytearray()  # snappy: input not yet a whole block
+        self._started = False
+        if codec == CompressionType.GZIP:
+            self._gzip = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        elif codec == CompressionType.LZ4:
+            self._lz4 = lz4.frame.LZ4FrameCompressor(
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=False
+            )
+            self._legacy_lz4 = legacy_lz4
+        elif codec == CompressionType.ZSTD:
+            self._zstd = zstandard.ZstdCompressor(level=3).compressobj()
+
+    def _start(self) -> bytes:
+        self._started = True
+        if self.codec == CompressionType.SNAPPY:
+            return _XERIAL_HEADER
+        if self.codec == CompressionType.LZ4:
+            header = self._lz4.begin()
+            return lz4_legacy.make_legacy_frame(header) if self._legacy_lz4 else header
+        return b""
+
+    def _snappy_blocks(self, everything: bool) -> bytes:
+        parts = []
+        pending = self._pending
+        while len(pending) >= _XERIAL_BLOCK_BYTES or (everything and pending):
+            block = bytes(cramjam.snappy.compress_raw(bytes(pending[:_XERIAL_BLOCK_BYTES])))
+            parts += (_INT32.pack(len(block)), block)
+            del pending[:_XERIAL_BLOCK_BYTES]
+        return b"".join(parts)
+
+    def compress(self, data: Buffer) -> bytes:
+        head = b"" if self._started else self._start()
+        if self.codec == CompressionType.GZIP:
+            return self._gzip.compress(data)
+        if self.codec == CompressionType.SNAPPY:
+            self._pending += data
+            return head + self._snappy_blocks(everything=False)
+        if self.codec == CompressionType.LZ4:
+            return head + self._lz4.compress(data)
+        if self.codec == CompressionType.ZSTD:
+            return self._zstd.compress(data)
+        return bytes(data)
+
+    def flush(self) -> bytes:
+        head = b"" if self._started else self._start()
+        if self.codec == CompressionType.GZIP:
+            return self._gzip.flush()
+        if self.codec == CompressionType.SNAPPY:
+            return head + self._snappy_blocks(everything=True)
+        if self.codec == CompressionType.LZ4:
+            return head + self._lz4.flush()
+        if self.codec == CompressionType.ZSTD:
+            return self._zstd.flush()
+        return b""
+
+
 def compress(codec: CompressionType, data: Buffer, *, legacy_lz4: bool = False) -> bytes:
     """Compress ``data``; ``legacy_lz4`` writes magic 0's LZ4 framing."""
-    if codec == CompressionType.GZIP:
-        return _gzip_compress(data)
-    if codec == CompressionType.SNAPPY:
-        return _snappy_compress(data)
-    if codec == CompressionType.LZ4:
-        return _lz4_compress(data, legacy_lz4)
-    if codec == CompressionType.ZSTD:
-        return _zstd_compress(data)
-    return bytes(data)
+    if codec == CompressionType.ZSTD:  # in one go, the frame says its content size
+        return zstandard.ZstdCompressor(level=3).compress(data)
+    compressor = Compressor(codec, legacy_lz4=legacy_lz4)
+    return compressor.compress(data) + compressor.flush()
 
 
 def decompress(

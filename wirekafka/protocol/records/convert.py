@@ -11,9 +11,14 @@ import itertools
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, CompressionType
-from wirekafka.protocol.records.message_set import decode_message_set, encode_message_set
-from wirekafka.protocol.records.record import Record, TimestampType
-from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
+from wirekafka.protocol.records.message_set import MessageSetWriter, decode_message_set
+from wirekafka.protocol.records.record import TimestampType
+from wirekafka.protocol.records.record_batch import (
+    BatchHeader,
+    encode_batch,
+    iter_batches,
+    iter_records,
+)
 from wirekafka.protocol.records.validate import InvalidRecords
 
 
@@ -64,29 +69,49 @@ def message_set_to_batch(
     return encode_batch(records, compression=codec, log_append_time_ms=log_append_time_ms)
 
 
-def batches_to_message_set(buf: Buffer, *, magic: int, allow_partial_tail: bool = True) -> bytes:
-    """The records of the batches in ``buf`` as a message set of ``magic``.
+class Unconvertible(ProtocolError):
+    """A batch that has no message-set form: zstd data (Kafka answers
+    UNSUPPORTED_COMPRESSION_TYPE to the old fetcher)."""
+
+
+def batch_to_message_set(
+    buf: Buffer,
+    position: int,
+    header: BatchHeader,
+    *,
+    magic: int,
+    max_inflated_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> bytes:
+    """The records of the batch at ``position`` as a message set of ``magic``.
 
     Offsets, keys, values and (for magic 1) timestamps are kept; record
     headers have no place in the old formats and are dropped, as are control
-    batches. Each compressed batch becomes one wrapper with the same codec.
-    A partial batch at the end (a fetch cut short) is left out.
+    and empty batches. A compressed batch becomes one wrapper with the same
+    codec, written as its records are read: only the compressed bytes, a
+    chunk of the inflated ones and the record in hand are held at a time.
     """
-    parts = []
-    for batch in decode_batches(buf, allow_partial_tail=allow_partial_tail):
-        header = batch.header
-        if header.is_control or not batch.records:
-            continue
-        log_append_time_ms = (
-            header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
-        )
-        records = [Record(r.offset, r.timestamp, r.key, r.value) for r in batch.records]
-        parts.append(
-            encode_message_set(
-                records,
-                magic=magic,
-                compression=header.compression,
-                log_append_time_ms=log_append_time_ms,
-            )
-        )
-    return b"".join(parts)
+    if header.compression == CompressionType.ZSTD:
+        raise Unconvertible(f"batch at offset {header.base_offset} is zstd")
+    if header.is_control or not header.record_count:
+        return b""
+    log_append_time_ms = (
+        header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    )
+    writer = MessageSetWriter(
+        magic=magic, compression=header.compression, log_append_time_ms=log_append_time_ms
+    )
+    for record in iter_records(
+        buf, position, header=header, max_decompressed_bytes=max_inflated_bytes
+    ):
+        writer.add(record)
+    return writer.finish()
+
+
+def batches_to_message_set(buf: Buffer, *, magic: int, allow_partial_tail: bool = True) -> bytes:
+    """The records of the batches in ``buf`` as a message set of ``magic`` (see
+    :func:`batch_to_message_set`); a partial batch at the end (a fetch cut
+    short) is left out."""
+    return b"".join(
+        batch_to_message_set(buf, position, header, magic=magic)
+        for position, header in iter_batches(buf, allow_partial_tail=allow_partial_tail)
+    )

@@ -30,7 +30,7 @@ from wirekafka.protocol.primitives import Buffer, Reader
 from wirekafka.protocol.records.compression import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     CompressionType,
-    compress,
+    Compressor,
     compression_of,
     decompress,
 )
@@ -178,6 +178,85 @@ def _encode_message(
     return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
 
 
+class MessageSetWriter:
+    """Writes records as a message set of one ``magic``, record by record.
+
+    Uncompressed, each record is a message; compressed, all of them go into
+    one wrapper message whose offset is the last record's and whose value is
+    compressed as records come, so only the compressed bytes are held. Magic 0
+    drops timestamps; magic 1 keeps them (or stamps ``log_append_time_ms``).
+    """
+
+    def __init__(
+        self,
+        *,
+        magic: int,
+        compression: CompressionType = CompressionType.NONE,
+        log_append_time_ms: int | None = None,
+    ) -> None:
+        if magic not in (0, 1):
+            raise ValueError(f"message sets have magic 0 or 1, not {magic}")
+        self.magic = magic
+        self.compression = compression
+        self.log_append_time_ms = log_append_time_ms
+        self._timestamp_bit = (
+            TIMESTAMP_TYPE_BIT if magic == 1 and log_append_time_ms is not None else 0
+        )
+        self._parts: list[bytes] = []
+        self._compressor = (
+            None
+            if compression == CompressionType.NONE
+            else Compressor(compression, legacy_lz4=magic == 0)
+        )
+        self._first_offset: int | None = None
+        self._last_offset = 0
+        self._max_timestamp = NO_TIMESTAMP
+
+    def _timestamp_of(self, record: Record) -> int:
+        if self.magic == 0:
+            return NO_TIMESTAMP
+        return record.timestamp if self.log_append_time_ms is None else self.log_append_time_ms
+
+    def add(self, record: Record) -> None:
+        timestamp = self._timestamp_of(record)
+        if self._compressor is None:
+            self._parts.append(
+                _encode_message(
+                    record.offset,
+                    self.magic,
+                    self._timestamp_bit,
+                    timestamp,
+                    record.key,
+                    record.value,
+                )
+            )
+            return
+        if self._first_offset is None:
+            self._first_offset = record.offset
+        # Inner offsets of magic 1 are relative to the first; magic 0 keeps them absolute.
+        inner_offset = record.offset - self._first_offset if self.magic == 1 else record.offset
+        message = _encode_message(inner_offset, self.magic, 0, timestamp, record.key, record.value)
+        self._parts.append(self._compressor.compress(message))
+        self._last_offset = record.offset
+        self._max_timestamp = max(self._max_timestamp, timestamp)
+
+    def finish(self) -> bytes:
+        """The message set (empty bytes for no records)."""
+        if self._compressor is None:
+            return b"".join(self._parts)
+        if self._first_offset is None:
+            return b""
+        wrapper_value = b"".join([*self._parts, self._compressor.flush()])
+        return _encode_message(
+            self._last_offset,
+            self.magic,
+            int(self.compression) | self._timestamp_bit,
+            self._max_timestamp,
+            None,
+            wrapper_value,
+        )
+
+
 def encode_message_set(
     records: Sequence[Record],
     *,
@@ -185,40 +264,10 @@ def encode_message_set(
     compression: CompressionType = CompressionType.NONE,
     log_append_time_ms: int | None = None,
 ) -> bytes:
-    """A message set of ``records`` at their offsets.
-
-    Uncompressed, each record is a message; compressed, all of them go into
-    one wrapper message whose offset is the last record's. Magic 0 drops
-    timestamps; magic 1 keeps them (or stamps ``log_append_time_ms``).
-    """
-    if magic not in (0, 1):
-        raise ValueError(f"message sets have magic 0 or 1, not {magic}")
-    timestamp_bit = TIMESTAMP_TYPE_BIT if magic == 1 and log_append_time_ms is not None else 0
-
-    def timestamp_of(record: Record) -> int:
-        if magic == 0:
-            return NO_TIMESTAMP
-        return record.timestamp if log_append_time_ms is None else log_append_time_ms
-
-    if compression == CompressionType.NONE:
-        return b"".join(
-            _encode_message(r.offset, magic, timestamp_bit, timestamp_of(r), r.key, r.value)
-            for r in records
-        )
-    if not records:
-        return b""
-    inner_offset_base = records[0].offset if magic == 1 else 0
-    inner = b"".join(
-        _encode_message(r.offset - inner_offset_base, magic, 0, timestamp_of(r), r.key, r.value)
-        for r in records
+    """A message set of ``records`` at their offsets (see :class:`MessageSetWriter`)."""
+    writer = MessageSetWriter(
+        magic=magic, compression=compression, log_append_time_ms=log_append_time_ms
     )
-    wrapper_value = compress(compression, inner, legacy_lz4=magic == 0)
-    wrapper_timestamp = max(timestamp_of(r) for r in records)
-    return _encode_message(
-        records[-1].offset,
-        magic,
-        int(compression) | timestamp_bit,
-        wrapper_timestamp,
-        None,
-        wrapper_value,
-    )
+    for record in records:
+        writer.add(record)
+    return writer.finish()

@@ -40,11 +40,12 @@ from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer, Reader, Writer
 from wirekafka.protocol.records.compression import (
     COMPRESSION_MASK,
+    DEFAULT_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     CompressionType,
     compress,
     compression_of,
-    decompress,
+    iter_decompressed,
 )
 from wirekafka.protocol.records.record import (
     LOG_OVERHEAD,
@@ -71,7 +72,6 @@ NO_PARTITION_LEADER_EPOCH = -1
 TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
 
-_MIN_RECORD_BYTES = 7  # length, attributes, deltas, key, value, header count: 1 byte each
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -278,6 +278,79 @@ def _read_varint_bytes(reader: Reader) -> bytes | None:
     return None if length == -1 else reader.raw(length)
 
 
+def _record_end(buf: bytes, pos: int) -> int | None:
+    """Where the record starting at ``pos`` ends, or None when its length is cut off."""
+    raw = 0
+    for shift, at in enumerate(range(pos, min(len(buf), pos + 5))):
+        byte = buf[at]
+        raw |= (byte & 0x7F) << (7 * shift)
+        if byte < 0x80:
+            length = (raw >> 1) ^ -(raw & 1)
+            if length < 0:
+                raise ProtocolError(f"negative record length {length}")
+            return at + 1 + length
+    if len(buf) >= pos + 5:
+        raise ProtocolError("record length is a varint longer than 5 bytes")
+    return None
+
+
+def iter_records(
+    buf: Buffer,
+    position: int = 0,
+    *,
+    header: BatchHeader | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> Iterator[Record]:
+    """The records of the batch at ``position``, one at a time (offsets and
+    timestamps made absolute); a compressed payload is inflated as a stream,
+    so only the record in hand and a chunk are held. Raises ProtocolError for
+    records that do not parse or do not match the header's count."""
+    header = header or read_batch_header(buf, position)
+    payload = memoryview(buf)[position + HEADER_BYTES : position + header.size_bytes]
+    if header.compression == CompressionType.NONE:
+        chunks: Iterator[Buffer] = iter((payload,))
+    else:
+        chunks = iter_decompressed(
+            header.compression, payload, max_bytes=max_decompressed_bytes, chunk_bytes=chunk_bytes
+        )
+    base_offset, base_timestamp, count = (
+        header.base_offset,
+        header.base_timestamp,
+        header.record_count,
+    )
+    read = 0
+    pending: list[bytes] = []  # a record cut by the end of a chunk
+    needed = 0  # how long that record is, once its length is known
+    for chunk in chunks:
+        if pending:
+            pending.append(bytes(chunk))
+            if sum(map(len, pending)) < needed:
+                continue
+            data: Buffer = b"".join(pending)
+            pending = []
+        else:
+            data = chunk
+        view = bytes(data) if not isinstance(data, bytes) else data
+        pos = 0
+        while pos < len(view):
+            end = _record_end(view, pos)
+            if end is None or end > len(view):
+                needed = 0 if end is None else end - pos
+                break
+            if read == count:
+                raise ProtocolError(f"record batch has bytes after its {count} records")
+            yield _read_record(Reader(view, pos, end), base_offset, base_timestamp)
+            read += 1
+            pos = end
+        if pos < len(view):
+            pending = [view[pos:]]
+    if pending:
+        raise ProtocolError("the last record of the batch is cut off")
+    if read != count:
+        raise ProtocolError(f"record batch holds {read} records, its header says {count}")
+
+
 def decode_batch(
     buf: Buffer,
     position: int = 0,
@@ -289,20 +362,14 @@ def decode_batch(
     header = read_batch_header(buf, position)
     if verify_crc and compute_crc(buf, position, header.size_bytes) != header.crc:
         raise ProtocolError(f"record batch at offset {header.base_offset} fails its CRC")
-    body = memoryview(buf)[position + HEADER_BYTES : position + header.size_bytes]
-    codec = header.compression
-    if codec != CompressionType.NONE:
-        body = memoryview(decompress(codec, body, max_bytes=max_decompressed_bytes))
-    reader = Reader(body)
-    if header.record_count * _MIN_RECORD_BYTES > reader.remaining:
-        raise ProtocolError(f"{header.record_count} records cannot fit in {reader.remaining} bytes")
-    records = [
-        _read_record(reader, header.base_offset, header.base_timestamp)
-        for _ in range(header.record_count)
-    ]
-    if reader.remaining:
-        raise ProtocolError(f"record batch has {reader.remaining} bytes after its records")
-    return RecordBatch(header, records)
+    records = iter_records(
+        buf,
+        position,
+        header=header,
+        max_decompressed_bytes=max_decompressed_bytes,
+        chunk_bytes=max_decompressed_bytes + 1,
+    )
+    return RecordBatch(header, list(records))
 
 
 def decode_batches(

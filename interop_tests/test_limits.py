@@ -1,4 +1,4 @@
-"""The broker bounds what clients can make it hold: connections.
+"""The broker bounds what clients can make it hold: connections and partly received requests.
 
 Raw sockets play the clients that overreach; the broker's own descriptor
 count and memory are read from /proc. A well-behaved client (kafka-python, or
@@ -14,6 +14,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from kafka import KafkaProducer
@@ -21,11 +22,13 @@ from kafka import KafkaProducer
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
+from interop_tests.protocol_client import ProtocolClient
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.metadata import MetadataRequest
 
 TIMEOUT_S = 30.0
 MIB = 1024 * 1024
@@ -216,6 +219,88 @@ def test_connections_are_given_back_however_they_close(broker_factory: BrokerFac
         sock.close()
 
 
+# -- queued.max.request.bytes
+
+
+class PartialRequest(threading.Thread):
+    """Announces a frame of ``frame_bytes`` and sends ``send_bytes`` of its body, as fast
+    as the broker takes them, and never the rest."""
+
+    def __init__(self, address: tuple[str, int], frame_bytes: int, send_bytes: int) -> None:
+        super().__init__(daemon=True)
+        self.sock = socket.create_connection(address, timeout=TIMEOUT_S)
+        self.frame_bytes = frame_bytes
+        self.send_bytes = send_bytes
+        self.sent = 0
+        self.done = threading.Event()
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        chunk = memoryview(bytes(MIB))
+        try:
+            self.sock.sendall(struct.pack(">i", self.frame_bytes))
+            self.sock.settimeout(0.2)
+            while self.sent < self.send_bytes and not self.stopping.is_set():
+                try:
+                    self.sent += self.sock.send(chunk[: min(MIB, self.send_bytes - self.sent)])
+                except TimeoutError:  # the broker is not reading: try again
+                    continue
+        except OSError:  # closed, by the broker or by the test
+            return
+        if self.sent == self.send_bytes:
+            self.done.set()
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.sock.close()
+        self.join(TIMEOUT_S)
+
+
+def test_partial_requests_share_queued_max_request_bytes(broker_factory: BrokerFactory) -> None:
+    queued_max = 100 * MIB
+    broker = broker_factory(settings={"queued.max.request.bytes": str(queued_max)})
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        client.api_versions()
+    baseline_kib = _status_kib(broker, "VmRSS")
+    hogs = [PartialRequest(broker.address, 60 * MIB + 1024, 60 * MIB) for _ in range(5)]
+    try:
+        for hog in hogs:
+            hog.start()
+        wait_for(lambda: any(hog.done.is_set() for hog in hogs), "60 MiB to be taken in", 60)
+        # meanwhile other clients are answered: small requests, and one larger than a
+        # connection's allowance, from what is left of the pool
+        with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+            for _ in range(10):
+                client.api_versions()
+                client.request(ApiKey.METADATA, 1, MetadataRequest(topics=None))
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+        try:
+            small = producer.send("beside-the-hogs", b"small", partition=0)
+            large = producer.send("beside-the-hogs", b"x" * 512 * 1024, partition=0)
+            assert [small.get(TIMEOUT_S).offset, large.get(TIMEOUT_S).offset] == [0, 1]
+        finally:
+            producer.close(timeout=5)
+        taken_in = [hog for hog in hogs if hog.done.is_set()]
+        assert len(taken_in) == 1, "two 60 MiB requests were taken in, beyond 100 MiB"
+        peak_bytes = (_status_kib(broker, "VmHWM") - baseline_kib) * 1024
+        assert peak_bytes <= queued_max + 24 * MIB, f"{peak_bytes / MIB:.0f} MiB over baseline"
+
+        # the one taken in goes away: its bytes come back, and the next is taken in
+        taken_in[0].close()
+        wait_for(
+            lambda: sum(hog.done.is_set() for hog in hogs) == 2,
+            "the next 60 MiB to be taken in",
+            60,
+        )
+        peak_bytes = (_status_kib(broker, "VmHWM") - baseline_kib) * 1024
+        assert peak_bytes <= queued_max + 24 * MIB, f"{peak_bytes / MIB:.0f} MiB over baseline"
+        # stopping with connections waiting for room, and one mid-frame: a clean exit
+        broker.stop()
+    finally:
+        for hog in hogs:
+            hog.close()
+
+
 # -- config errors
 
 
@@ -230,6 +315,7 @@ def _serve(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
 
 def test_bad_limits_stop_startup_naming_the_key(tmp_path: Path) -> None:
     for override, key in [
+        ("queued.max.request.bytes=1048576", "queued.max.request.bytes=1048576"),
         ("max.connections.per.ip.overrides=localhost", "max.connections.per.ip.overrides"),
         ("max.connections.per.ip=0", "max.connections.per.ip=0"),
     ]:

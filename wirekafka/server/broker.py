@@ -1,7 +1,9 @@
 """The broker process: storage, listeners, connections, background work, shutdown.
 
 Connections are admitted within ``max.connections`` and the per-address
-limits (:mod:`wirekafka.server.acceptor`).
+limits (:mod:`wirekafka.server.acceptor`), and the requests they are
+receiving or waiting to have handled share ``queued.max.request.bytes``
+(:mod:`wirekafka.server.memory_pool`).
 
 Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
 connection finish the request it is handling, then flushes every log, writes
@@ -28,6 +30,7 @@ from wirekafka.listeners import Listener
 from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
+from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
 from wirekafka.zk.cluster import ZkCluster
@@ -53,6 +56,7 @@ class Broker:
         self.zk_cluster: ZkCluster | None = None
         self.listen_urls: list[str] = []
         self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
+        self.memory_pool = MemoryPool(config.queued_max_request_bytes)
         self.acceptor = Acceptor(
             ConnectionQuotas(self.fd_budget.max_connections, self.fd_budget.max_connections_per_ip),
             self._serve_connection,
@@ -127,10 +131,12 @@ class Broker:
             ]
             quotas = self.acceptor.quotas
             log.info(
-                "at most %d connections, %d from one address%s",
+                "at most %d connections, %d from one address%s; requests being received or "
+                "handled take at most %d bytes (queued.max.request.bytes)",
                 quotas.max_connections,
                 quotas.max_connections_per_ip,
                 f" ({len(quotas.overrides)} addresses overridden)" if quotas.overrides else "",
+                self.memory_pool.capacity_bytes,
             )
             async with trio.open_nursery() as nursery:
                 accept_scope = trio.CancelScope()

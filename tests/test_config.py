@@ -255,3 +255,60 @@ def test_retention_ms_wins_over_hours():
     assert config.log.retention_ms == 1234
     forever = broker_config_from_properties({"log.retention.hours": "-1"})
     assert forever.log.retention_ms == -1
+
+
+def test_queued_max_request_bytes_defaults_to_the_largest_request() -> None:
+    assert broker_config_from_properties({}).queued_max_request_bytes == 104857600
+    small = broker_config_from_properties({"socket.request.max.bytes": "1000"})
+    assert small.queued_max_request_bytes == 1000
+    for unbounded_in_kafka in ("-1", "0"):
+        config = broker_config_from_properties({"queued.max.request.bytes": unbounded_in_kafka})
+        assert config.queued_max_request_bytes == 104857600
+    config = broker_config_from_properties({"queued.max.request.bytes": "300000000"})
+    assert config.queued_max_request_bytes == 300000000
+
+
+def test_queued_max_request_bytes_below_the_largest_request_is_an_error() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"queued\.max\.request\.bytes=1000: must be at least socket\.request\.max\.bytes",
+    ):
+        broker_config_from_properties({"queued.max.request.bytes": "1000"})
+    with pytest.raises(ConfigError, match=r"queued\.max\.request\.bytes='lots'"):
+        broker_config_from_properties({"queued.max.request.bytes": "lots"})
+
+
+def test_per_ip_overrides_are_read_as_kafka_reads_them() -> None:
+    config = broker_config_from_properties(
+        {"max.connections.per.ip.overrides": "hostName:100, 127.0.0.1:200,::1:3,"}
+    )
+    assert config.max_connections_per_ip_overrides == {
+        "hostName": 100,
+        "127.0.0.1": 200,
+        "::1": 3,
+    }
+    assert broker_config_from_properties({}).max_connections_per_ip_overrides == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("hostName", r"'hostName' is not of the form host:count"),
+        (":5", r"':5' is not of the form host:count"),
+        ("host name:5", r"'host name:5' is not of the form host:count"),
+        ("host:many", r"'many' is not an integer"),
+        ("host:-1", r"the count for host must be at least 0"),
+    ],
+)
+def test_bad_per_ip_overrides_are_errors_naming_the_key(value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"max\.connections\.per\.ip\.overrides=.*" + message):
+        broker_config_from_properties({"max.connections.per.ip.overrides": value})
+
+
+def test_max_connections_per_ip_may_be_zero_only_with_overrides() -> None:
+    with pytest.raises(ConfigError, match=r"max\.connections\.per\.ip=0"):
+        broker_config_from_properties({"max.connections.per.ip": "0"})
+    config = broker_config_from_properties(
+        {"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5"}
+    )
+    assert config.max_connections_per_ip == 0

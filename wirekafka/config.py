@@ -7,6 +7,7 @@ startup with a :class:`ConfigError` naming it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,12 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "max.connections": None,
     "max.connections.per.ip": None,
     "max.broker.partitions": None,
+    "max.connections.per.ip.overrides": "",
+    "queued.max.request.bytes": None,  # None: socket.request.max.bytes
 }
+
+# Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
+_VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,8 @@ class BrokerConfig:
     max_connections: int | None  # None: half of the file descriptors (wirekafka.fd_budget)
     max_connections_per_ip: int | None  # None: max_connections
     max_broker_partitions: int | None  # None: one per file descriptor left for log files
+    max_connections_per_ip_overrides: Mapping[str, int]  # host or address -> its limit
+    queued_max_request_bytes: int  # requests being received or waiting to be handled, in bytes
     log: LogConfig
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -152,6 +160,41 @@ def _bool(properties: Mapping[str, str], key: str) -> bool:
     return text == "true"
 
 
+def _overrides(properties: Mapping[str, str], key: str) -> dict[str, int]:
+    """``host:count,...`` as Kafka reads it: the last ``:`` of an entry splits it (IPv6)."""
+    text = str(properties.get(key, BROKER_DEFAULTS[key]) or "").strip()
+    overrides: dict[str, int] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        host, sep, count = entry.rpartition(":")
+        host = host.strip()
+        if not sep or not _VALID_HOST.fullmatch(host):
+            raise ConfigError(f"{key}={text!r}: {entry!r} is not of the form host:count")
+        try:
+            overrides[host] = int(count)
+        except ValueError:
+            raise ConfigError(f"{key}={text!r}: {count.strip()!r} is not an integer") from None
+        if overrides[host] < 0:
+            raise ConfigError(f"{key}={text!r}: the count for {host} must be at least 0")
+    return overrides
+
+
+def _queued_max_request_bytes(properties: Mapping[str, str], socket_request_max_bytes: int) -> int:
+    """At least ``socket.request.max.bytes``, as Kafka requires, so any request fits; unset or
+    Kafka's ``-1`` (unbounded there) is ``socket.request.max.bytes``: every resource is bounded."""
+    key = "queued.max.request.bytes"
+    if not properties.get(key):
+        return socket_request_max_bytes
+    value = _int(properties, key, -(2**63), 2**63 - 1)
+    if value <= 0:
+        return socket_request_max_bytes
+    if value < socket_request_max_bytes:
+        raise ConfigError(
+            f"{key}={value}: must be at least socket.request.max.bytes "
+            f"({socket_request_max_bytes}), or -1 for that"
+        )
+    return value
+
+
 def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig:
     """Check every key and value; raise ConfigError naming the first bad one."""
     for key in properties:
@@ -174,6 +217,13 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         raise ConfigError(f"log.dirs={dirs_text!r}: names no directory")
     cluster_id = properties.get("cluster.id") or None
     session_timeout = _int(properties, "zookeeper.session.timeout.ms", 1, 2**31 - 1)
+    socket_request_max_bytes = _int(properties, "socket.request.max.bytes", 1, 2**31 - 1)
+    per_ip_overrides = _overrides(properties, "max.connections.per.ip.overrides")
+    max_connections_per_ip = _optional_int(properties, "max.connections.per.ip", 0, 2**31 - 1)
+    if max_connections_per_ip == 0 and not per_ip_overrides:
+        raise ConfigError(
+            "max.connections.per.ip=0: allowed only with max.connections.per.ip.overrides"
+        )
     return BrokerConfig(
         broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
         listeners=listeners,
@@ -183,7 +233,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         default_replication_factor=_int(properties, "default.replication.factor", 1, 2**15 - 1),
         auto_create_topics_enable=_bool(properties, "auto.create.topics.enable"),
         message_max_bytes=_int(properties, "message.max.bytes", 0, 2**31 - 1),
-        socket_request_max_bytes=_int(properties, "socket.request.max.bytes", 1, 2**31 - 1),
+        socket_request_max_bytes=socket_request_max_bytes,
         connections_max_idle_ms=_int(properties, "connections.max.idle.ms", -1),
         log_retention_check_interval_ms=_int(properties, "log.retention.check.interval.ms", 1),
         log_flush_scheduler_interval_ms=_int(properties, "log.flush.scheduler.interval.ms", 1),
@@ -212,8 +262,10 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             else session_timeout
         ),
         max_connections=_optional_int(properties, "max.connections", 1, 2**31 - 1),
-        max_connections_per_ip=_optional_int(properties, "max.connections.per.ip", 1, 2**31 - 1),
+        max_connections_per_ip=max_connections_per_ip,
         max_broker_partitions=_optional_int(properties, "max.broker.partitions", 1, 2**31 - 1),
+        max_connections_per_ip_overrides=per_ip_overrides,
+        queued_max_request_bytes=_queued_max_request_bytes(properties, socket_request_max_bytes),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -1,5 +1,10 @@
 """The broker process: storage, listeners, connections, background work, shutdown.
 
+Connections are admitted within ``max.connections`` and the per-address
+limits (:mod:`wirekafka.server.acceptor`), and the requests they are
+receiving or waiting to have handled share ``queued.max.request.bytes``
+(:mod:`wirekafka.server.memory_pool`).
+
 Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
 connection finish the request it is handling, then flushes every log, writes
 the checkpoints and the clean-shutdown marker.
@@ -22,7 +27,10 @@ from wirekafka.handlers.context import (
     open_broker_context,
 )
 from wirekafka.listeners import Listener
+from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import serve_connection
+from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
+from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
 from wirekafka.zk.cluster import ZkCluster
@@ -44,13 +52,15 @@ class Broker:
         self.stopping = False
         self._idle: set[trio.CancelScope] = set()
         self._stop = trio.Event()
-        self._connections = 0
-        self._no_connections = trio.Event()
-        self._no_connections.set()
         self.context: BrokerContext
         self.zk_cluster: ZkCluster | None = None
         self.listen_urls: list[str] = []
         self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
+        self.memory_pool = MemoryPool(config.queued_max_request_bytes)
+        self.acceptor = Acceptor(
+            ConnectionQuotas(self.fd_budget.max_connections, self.fd_budget.max_connections_per_ip),
+            self._serve_connection,
+        )
 
     # the ConnectionHost side
 
@@ -87,6 +97,9 @@ class Broker:
     async def serve(
         self, *, task_status: trio.TaskStatus[BrokerEndpoint] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        self.acceptor.quotas.overrides = await trio.to_thread.run_sync(
+            resolve_overrides, self.config.max_connections_per_ip_overrides
+        )
         opened = await self._open_listeners()
         endpoint = self._endpoint(opened)
         registry: BrokerRegistry | None = None
@@ -116,6 +129,15 @@ class Broker:
                 Listener(listener.name, *sock.socket.getsockname()[:2]).url()
                 for listener, sock in opened
             ]
+            quotas = self.acceptor.quotas
+            log.info(
+                "at most %d connections, %d from one address%s; requests being received or "
+                "handled take at most %d bytes (queued.max.request.bytes)",
+                quotas.max_connections,
+                quotas.max_connections_per_ip,
+                f" ({len(quotas.overrides)} addresses overridden)" if quotas.overrides else "",
+                self.memory_pool.capacity_bytes,
+            )
             async with trio.open_nursery() as nursery:
                 accept_scope = trio.CancelScope()
                 nursery.start_soon(self._accept, opened, nursery, accept_scope)
@@ -131,7 +153,7 @@ class Broker:
                     scope.cancel()
                 self.context.appends.wake_all()  # long polls answer now with what they have
                 with trio.move_on_after(SHUTDOWN_GRACE_SECONDS):
-                    await self._no_connections.wait()
+                    await self.acceptor.no_connections.wait()
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
@@ -172,29 +194,12 @@ class Broker:
         with scope:
             async with trio.open_nursery() as accepting:
                 for _, sock in opened:
-                    accepting.start_soon(self._accept_one, sock, nursery)
+                    accepting.start_soon(self.acceptor.accept_from, sock, nursery)
         for _, sock in opened:
             await sock.aclose()
 
-    async def _accept_one(self, sock: trio.SocketListener, nursery: trio.Nursery) -> None:
-        while True:
-            try:
-                stream = await sock.accept()
-            except OSError as exc:  # out of file descriptors, and the like
-                log.error("accept failed: %s", exc)
-                await trio.sleep(0.1)
-                continue
-            self._connections += 1
-            self._no_connections = trio.Event()
-            nursery.start_soon(self._connection, stream)
-
-    async def _connection(self, stream: trio.SocketStream) -> None:
-        try:
-            await serve_connection(self, stream)
-        finally:
-            self._connections -= 1
-            if not self._connections:
-                self._no_connections.set()
+    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+        await serve_connection(self, stream)
 
     async def _maintain(self) -> None:
         """Retention, timed flushes, fsync of rolled segments, delayed deletions,

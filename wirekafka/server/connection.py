@@ -5,6 +5,14 @@ until the one before them is answered. A frame that is too big, a malformed
 request, an unknown API or version (except ApiVersions, answered with
 UNSUPPORTED_VERSION) close this connection alone, with a log line naming the
 peer and the API.
+
+What a connection buffers is bounded. Without a reservation it reads only
+while it holds fewer than ``UNRESERVED_BYTES`` (whole small requests, the
+start of the next frame): that is every request of most clients, and no other
+connection can make it wait. A frame larger than that reserves its size from
+the broker's memory pool (``queued.max.request.bytes``) once its size prefix
+has arrived; the connection reads no more until it has the bytes, then reads
+up to the frame's end, and gives them back when the request has been handled.
 """
 
 from __future__ import annotations
@@ -23,11 +31,15 @@ from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder
 from wirekafka.protocol.headers import RequestHeader, peek_request_header
 from wirekafka.protocol.rpc import decode_request, encode_response_parts
+from wirekafka.server.memory_pool import MemoryPool, Reservation
 from wirekafka.server.sending import send_parts
 
 log = logging.getLogger("wirekafka.server")
 
-RECEIVE_BYTES = 256 * 1024
+# What a connection may buffer without a reservation: half the kernel's default
+# socket receive buffer (tcp_rmem, 128 KiB), and more than most clients' requests.
+UNRESERVED_BYTES = 64 * 1024
+RECEIVE_BYTES = 256 * 1024  # the most read at once into a reserved frame
 
 
 class ConnectionHost(Protocol):
@@ -35,6 +47,7 @@ class ConnectionHost(Protocol):
 
     context: BrokerContext
     stopping: bool
+    memory_pool: MemoryPool
 
     def add_idle(self, scope: trio.CancelScope) -> None: ...
 
@@ -69,6 +82,36 @@ async def _respond(
     )
 
 
+def receive_size(decoder: FrameDecoder, reserved: bool) -> int:
+    """How many bytes to read next. Unreserved, up to ``UNRESERVED_BYTES`` buffered in
+    all; reserved (the frame being received has its size from the pool), up to the
+    frame's end, so what is buffered beyond it stays within the allowance, and the
+    frame is handed out without being copied."""
+    if reserved:
+        pending = decoder.pending_frame_bytes
+        assert pending is not None, "a reservation is taken for a frame whose size is known"
+        return min(RECEIVE_BYTES, pending - decoder.buffered_bytes)
+    return UNRESERVED_BYTES - decoder.buffered_bytes
+
+
+def needs_reservation(decoder: FrameDecoder) -> int | None:
+    """The bytes to reserve before reading on: the size of the frame being received,
+    if it is larger than the unreserved allowance."""
+    pending = decoder.pending_frame_bytes
+    return pending if pending is not None and pending > UNRESERVED_BYTES else None
+
+
+async def _wait_for_room(host: ConnectionHost, nbytes: int) -> Reservation | None:
+    """Reserve ``nbytes`` of the pool; None if the broker stopped first."""
+    with trio.CancelScope() as waiting:
+        host.add_idle(waiting)  # nothing read yet: shutdown need not wait for it
+        try:
+            return await host.memory_pool.reserve(nbytes)
+        finally:
+            host.remove_idle(waiting)
+    return None
+
+
 async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> None:
     config = host.context.config
     try:
@@ -83,15 +126,22 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
     )
     decoder = FrameDecoder(config.socket_request_max_bytes)
     header: RequestHeader | None = None
+    reserved: Reservation | None = None  # for the frame being received or handled
     try:
         while not host.stopping:
             frame = decoder.next_frame()
             if frame is None:
+                if reserved is None and (wanted := needs_reservation(decoder)) is not None:
+                    reserved = await _wait_for_room(host, wanted)
+                    if reserved is None:
+                        return  # the broker is stopping
                 with trio.CancelScope() as idle:
                     host.add_idle(idle)
                     try:
                         with trio.move_on_after(idle_seconds) as timer:
-                            data = await stream.receive_some(RECEIVE_BYTES)
+                            data = await stream.receive_some(
+                                receive_size(decoder, reserved is not None)
+                            )
                     finally:
                         host.remove_idle(idle)
                 if idle.cancelled_caught:
@@ -106,6 +156,10 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
             header = None  # a header that cannot be read is not the last request's
             header = peek_request_header(frame)
             parts = await _respond(host, frame, header)
+            frame = None
+            if reserved is not None:  # it was this request's: reads stop at its frame's end
+                host.memory_pool.release(reserved)
+                reserved = None
             if parts is not None:
                 await send_parts(stream, parts)
     except (ProtocolError, CloseConnection) as exc:
@@ -115,5 +169,7 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
     except Exception:
         log.exception("closing connection from %s after an error in %s", peer, _describe(header))
     finally:
+        if reserved is not None:
+            host.memory_pool.release(reserved)
         with trio.CancelScope(shield=True):
             await stream.aclose()

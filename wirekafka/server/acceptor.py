@@ -1,0 +1,144 @@
+"""Accepting connections: the connection limits, and back-pressure when descriptors run out.
+
+A connection beyond ``max.connections`` or its address's limit is accepted
+and closed at once, before anything is read from it, so the client learns at
+once instead of waiting in the listen backlog, and the broker never holds more
+sockets than its budget. Refusals are logged at most once per
+``REFUSAL_LOG_INTERVAL_S``, with the count of those left out.
+
+``accept`` failing for want of descriptors or memory (EMFILE, ENFILE, ENOMEM,
+ENOBUFS) is back-pressure, as in trio's ``serve_listeners``: the acceptor
+waits for a connection to close (or a growing delay, up to a second, since
+log files free descriptors too) and tries again; the connection stays in the
+backlog meanwhile. It says so once when it starts and once when it accepts
+again.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import os
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from wirekafka.server.connection_quotas import ConnectionQuotas, PeerKey, peer_key
+
+log = logging.getLogger("wirekafka.server")
+
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+REFUSAL_LOG_INTERVAL_S = 10.0
+FIRST_RETRY_DELAY_S = 0.1
+MAX_RETRY_DELAY_S = 1.0
+
+
+class LogLimiter:
+    """At most one log line per ``interval_s`` (trio's clock); counts the lines left out."""
+
+    __slots__ = ("_next_line_at", "interval_s", "left_out")
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self.left_out = 0
+        self._next_line_at = -math.inf
+
+    def allow(self) -> int | None:
+        """None: leave this line out. Otherwise log it, with the count returned,
+        of lines left out since the last one."""
+        now = trio.current_time()
+        if now < self._next_line_at:
+            self.left_out += 1
+            return None
+        left_out, self.left_out = self.left_out, 0
+        self._next_line_at = now + self.interval_s
+        return left_out
+
+
+def _since_last(left_out: int) -> str:
+    return f" (and {left_out} more since the last report)" if left_out else ""
+
+
+class Acceptor:
+    """Accepts from listeners, counts connections against :class:`ConnectionQuotas`,
+    and runs each admitted one as ``serve(stream)`` in the nursery it is given."""
+
+    def __init__(
+        self, quotas: ConnectionQuotas, serve: Callable[[trio.SocketStream], Awaitable[None]]
+    ) -> None:
+        self.quotas = quotas
+        self._serve = serve
+        self._closed = trio.Event()  # set, and replaced, each time a connection closes
+        self.no_connections = trio.Event()
+        self.no_connections.set()
+        self._refusals = LogLimiter(REFUSAL_LOG_INTERVAL_S)
+        self._errors = LogLimiter(REFUSAL_LOG_INTERVAL_S)
+
+    async def accept_from(
+        self, listener: trio.abc.Listener[trio.SocketStream], nursery: trio.Nursery
+    ) -> None:
+        delay = FIRST_RETRY_DELAY_S
+        starved_since: float | None = None
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                if exc.errno in ACCEPT_CAPACITY_ERRNOS:
+                    if starved_since is None:
+                        starved_since = trio.current_time()
+                        log.warning(
+                            "cannot accept connections: %s (%s), with %d open; waiting for "
+                            "descriptors to be freed",
+                            errno.errorcode[exc.errno],
+                            os.strerror(exc.errno),
+                            self.quotas.total,
+                        )
+                elif (left_out := self._errors.allow()) is not None:
+                    log.error("accept failed: %s%s", exc, _since_last(left_out))
+                with trio.move_on_after(delay):
+                    await self._closed.wait()  # a descriptor is free: try at once
+                delay = min(delay * 2, MAX_RETRY_DELAY_S)
+                continue
+            delay = FIRST_RETRY_DELAY_S
+            if starved_since is not None:
+                log.info(
+                    "accepting connections again after %.1f s",
+                    trio.current_time() - starved_since,
+                )
+                starved_since = None
+            await self._admit(stream, nursery)
+
+    async def _admit(self, stream: trio.SocketStream, nursery: trio.Nursery) -> None:
+        try:
+            address = stream.socket.getpeername()
+        except OSError:  # gone already
+            await trio.aclose_forcefully(stream)
+            return
+        peer = peer_key(address[0])
+        refusal = self.quotas.try_inc(peer)
+        if refusal is not None:
+            await trio.aclose_forcefully(stream)
+            if (left_out := self._refusals.allow()) is not None:
+                log.warning(
+                    "refused a connection from %s:%s: %s%s",
+                    address[0],
+                    address[1],
+                    refusal,
+                    _since_last(left_out),
+                )
+            return
+        if self.no_connections.is_set():
+            self.no_connections = trio.Event()
+        nursery.start_soon(self._run, stream, peer)
+
+    async def _run(self, stream: trio.SocketStream, peer: PeerKey) -> None:
+        try:
+            await self._serve(stream)
+        finally:
+            await trio.aclose_forcefully(stream)  # closed already, unless serve failed early
+            self.quotas.dec(peer)
+            self._closed.set()
+            self._closed = trio.Event()
+            if not self.quotas.total:
+                self.no_connections.set()

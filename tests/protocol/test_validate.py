@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from kafka.errors import CorruptRecordError
 from kafka.record.default_records import DefaultRecordBatch
 
+from tests.protocol.crafted_batches import BAD_RECORDS, batch_of, record_bytes, uniform
 from tests.protocol.records_gen import sample_records
 from wirekafka.protocol.errors import ErrorCode
-from wirekafka.protocol.primitives import zigzag_encode
 from wirekafka.protocol.records.compression import CompressionType, compress
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import (
@@ -42,61 +42,6 @@ def refused(batch: bytes, **kwargs: object) -> InvalidRecords:
     with pytest.raises(InvalidRecords) as caught:
         check(batch, **kwargs)  # type: ignore[arg-type]
     return caught.value
-
-
-def varint(value: int) -> bytes:
-    raw = zigzag_encode(value)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append(raw & 0x7F | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
-def record_bytes(
-    offset_delta: int,
-    *,
-    key: bytes | None = b"k",
-    value: bytes | None = b"value",
-    headers: list[tuple[bytes, bytes | None]] = (),  # type: ignore[assignment]
-    timestamp_delta: int = 0,
-    attributes: int = 0,
-    length_change: int = 0,
-) -> bytes:
-    body = bytes([attributes]) + varint(timestamp_delta) + varint(offset_delta)
-    body += varint(-1) if key is None else varint(len(key)) + key
-    body += varint(-1) if value is None else varint(len(value)) + value
-    body += varint(len(headers))
-    for header_key, header_value in headers:
-        body += varint(len(header_key)) + header_key
-        body += varint(-1) if header_value is None else varint(len(header_value)) + header_value
-    return varint(len(body) + length_change) + body
-
-
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-
-
-def batch_of(
-    records: bytes, count: int, codec: CompressionType = CompressionType.NONE, *, raw: bool = False
-) -> bytes:
-    """A batch holding ``records`` (compressed with ``codec`` unless ``raw``: then
-    they are the payload as they are), its header saying ``count`` records."""
-    payload = records if raw or codec == CompressionType.NONE else compress(codec, records)
-    batch = bytearray(HEADER_BYTES) + payload
-    _HEADER.pack_into(
-        batch, 0, 0, len(batch) - 12, -1, 2, 0, int(codec), max(count - 1, 0),
-        1_700_000_000_000, 1_700_000_000_000, -1, -1, -1, count,
-    )  # fmt: skip
-    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
-    return bytes(batch)
-
-
-def uniform(count: int, *, size: int = 100, key: bytes | None = b"key1") -> list[bytes]:
-    return [
-        record_bytes(i, key=key, value=bytes([i % 251]) * size, timestamp_delta=i // 3)
-        for i in range(count)
-    ]
 
 
 # what passes
@@ -169,49 +114,6 @@ def test_a_check_stopped_at_its_deadline_goes_on_where_it_stopped() -> None:
 
 def code_of(batch: bytes, **kwargs: object) -> ErrorCode:
     return ErrorCode(refused(batch, **kwargs).error_code)
-
-
-BAD_RECORDS: dict[str, tuple[bytes, int]] = {
-    "count says more": (record_bytes(0) + record_bytes(1), 3),
-    "count says fewer": (record_bytes(0) + record_bytes(1), 1),
-    "trailing junk": (record_bytes(0) + b"\x00\x01\x02", 1),
-    "length past the end": (record_bytes(0, length_change=5), 1),
-    "length short of the fields": (record_bytes(0, length_change=-2) + b"\x00\x00", 1),
-    "negative length": (varint(-3) + b"\x00" * 8, 1),
-    "tiny length": (varint(2) + b"\x00\x00", 1),
-    "overlong length varint": (b"\xff" * 6 + b"\x00" * 8, 1),
-    "offset delta out of place": (record_bytes(0) + record_bytes(0), 2),
-    "offset delta skips": (record_bytes(0) + record_bytes(2), 2),
-    "negative key length": (
-        record_bytes(0, key=b"ab")[:1] + b"\x00\x00\x00" + varint(-5) + b"ab\x0avalue\x00",
-        1,
-    ),
-    "key past the record": (
-        varint(8) + b"\x00\x00\x00" + varint(50) + b"ab\x00\x00",
-        1,
-    ),
-    "value past the record": (
-        varint(8) + b"\x00\x00\x00" + varint(-1) + varint(60) + b"ab\x00",
-        1,
-    ),
-    "negative value length": (
-        varint(7) + b"\x00\x00\x00" + varint(-1) + varint(-4) + b"\x00\x00",
-        1,
-    ),
-    "negative header count": (varint(6) + b"\x00\x00\x00\x01\x01" + varint(-1), 1),
-    "header count past the record": (record_bytes(0)[:-1] + varint(3), 1),
-    "negative header key length": (
-        record_bytes(0, headers=[(b"k", b"v")]).replace(b"\x02k\x02v", b"\x01k\x02v"),
-        1,
-    ),
-    "header key not UTF-8": (record_bytes(0, headers=[(b"\xff\xfe", b"v")]), 1),
-    "attributes with the top bit": (record_bytes(0, attributes=0x80), 1),
-    "overlong timestamp delta": (
-        varint(16) + b"\x00" + b"\xff" * 11 + b"\x00\x01\x01\x00",
-        1,
-    ),
-    "empty payload": (b"", 1),
-}
 
 
 @pytest.mark.parametrize("case", BAD_RECORDS, ids=list(BAD_RECORDS))

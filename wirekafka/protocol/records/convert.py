@@ -6,16 +6,18 @@ up before storage, and fetches of old versions are converted down.
 
 from __future__ import annotations
 
-import itertools
-
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, CompressionType
-from wirekafka.protocol.records.message_set import MessageSetWriter, decode_message_set
+from wirekafka.protocol.records.message_set import (
+    MessageSetWriter,
+    first_codec,
+    iter_message_set,
+)
 from wirekafka.protocol.records.record import TimestampType
 from wirekafka.protocol.records.record_batch import (
     BatchHeader,
-    encode_batch,
+    BatchWriter,
     iter_batches,
     iter_records,
 )
@@ -35,38 +37,33 @@ def message_set_to_batch(
     the first compressed message is used for the batch. Offsets are kept, and
     must then increase, unless ``base_offset`` is given: a produce request's
     offsets mean nothing, so the broker numbers the records from there.
-    An empty message set gives empty bytes. ``keys_required`` (a compacted
-    topic) refuses messages without a key with :class:`InvalidRecords`;
-    compressed messages may inflate to ``max_decompressed_bytes`` in all.
+    Messages are read and written one at a time, the batch compressed as it
+    grows. An empty message set gives empty bytes. ``keys_required`` (a
+    compacted topic) refuses messages without a key with
+    :class:`InvalidRecords`; compressed messages may inflate to
+    ``max_decompressed_bytes`` in all.
     """
-    messages = decode_message_set(buf, max_decompressed_bytes=max_decompressed_bytes)
-    if not messages:
-        return b""
-    if keys_required:
-        for index, message in enumerate(messages):
-            if message.key is None:
-                raise InvalidRecords(
-                    ErrorCode.INVALID_RECORD,
-                    f"message {index} has no key, which a compacted topic requires",
-                )
-    records = [message.to_record() for message in messages]
-    if base_offset is not None:
-        for index, record in enumerate(records):
-            record.offset = base_offset + index
-    else:
-        for previous, record in itertools.pairwise(records):
-            if record.offset <= previous.offset:
-                raise ProtocolError(
-                    f"message set offsets do not increase: {record.offset} after {previous.offset}"
-                )
-    codec = next(
-        (m.compression for m in messages if m.compression != CompressionType.NONE),
-        CompressionType.NONE,
-    )
+    writer = BatchWriter(first_codec(buf))
     log_append_time_ms = None
-    if messages[0].timestamp_type == TimestampType.LOG_APPEND_TIME:
-        log_append_time_ms = messages[0].timestamp
-    return encode_batch(records, compression=codec, log_append_time_ms=log_append_time_ms)
+    messages = iter_message_set(buf, max_decompressed_bytes=max_decompressed_bytes)
+    for index, message in enumerate(messages):
+        if keys_required and message.key is None:
+            raise InvalidRecords(
+                ErrorCode.INVALID_RECORD,
+                f"message {index} has no key, which a compacted topic requires",
+            )
+        if index == 0 and message.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            log_append_time_ms = message.timestamp
+        record = message.to_record()
+        if base_offset is not None:
+            record.offset = base_offset + index
+        try:
+            writer.add(record)
+        except ValueError as exc:
+            raise ProtocolError(f"message set offsets do not increase: {exc}") from exc
+    if not writer.record_count:
+        return b""
+    return writer.finish(log_append_time_ms=log_append_time_ms)
 
 
 class Unconvertible(ProtocolError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from wirekafka.protocol.errors import ProtocolError
@@ -46,6 +46,9 @@ from wirekafka.protocol.records.record import (
 
 _MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc, magic, attributes, [timestamp], two lengths
 _ENTRY_HEAD = struct.Struct(">qiIbb")
+_OFFSET_SIZE = struct.Struct(">qi")
+_SIZE = struct.Struct(">i")
+_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 _INT64 = struct.Struct(">q")
 
 
@@ -79,16 +82,39 @@ class _Entry:
     value: bytes | None
 
 
-def _read_entries(buf: Buffer, allow_partial_tail: bool, verify_crc: bool) -> list[_Entry]:
-    entries = []
+def _iter_entries(buf: Buffer, allow_partial_tail: bool, verify_crc: bool) -> Iterator[_Entry]:
     view = memoryview(buf)
     position = 0
     while position < len(view):
         if allow_partial_tail and is_partial_entry(view, position):
             break
         entry, position = _read_entry(view, position, verify_crc)
-        entries.append(entry)
-    return entries
+        yield entry
+
+
+def first_codec(buf: Buffer) -> CompressionType:
+    """The codec of the first compressed message of a message set (NONE if none is),
+    from the entry heads alone."""
+    view = memoryview(buf)
+    position = 0
+    while position + _ATTRIBUTES_AT < len(view):
+        codec = view[position + _ATTRIBUTES_AT] & 0x07
+        if codec:
+            return compression_of(codec)
+        (size,) = _SIZE.unpack_from(view, position + 8)
+        position += LOG_OVERHEAD + max(size, 0)
+    return CompressionType.NONE
+
+
+def _last_entry_offset(buf: Buffer) -> int | None:
+    """The offset of the last entry of a message set, read from the entry heads alone."""
+    view = memoryview(buf)
+    position = 0
+    last = None
+    while position + LOG_OVERHEAD <= len(view):
+        last, size = _OFFSET_SIZE.unpack_from(view, position)
+        position += LOG_OVERHEAD + max(size, 0)
+    return last
 
 
 def _read_entry(view: memoryview, position: int, verify_crc: bool) -> tuple[_Entry, int]:
@@ -115,39 +141,36 @@ def _read_entry(view: memoryview, position: int, verify_crc: bool) -> tuple[_Ent
     return _Entry(offset, magic, attributes, timestamp, key, value), end
 
 
-def decode_message_set(
+def iter_message_set(
     buf: Buffer,
     *,
     allow_partial_tail: bool = False,
     verify_crc: bool = True,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-) -> list[LegacyMessage]:
-    """Every message in ``buf``, wrappers opened, offsets absolute."""
-    messages: list[LegacyMessage] = []
-    for entry in _read_entries(buf, allow_partial_tail, verify_crc):
+) -> Iterator[LegacyMessage]:
+    """Every message in ``buf``, wrappers opened, offsets absolute, one at a time:
+    a wrapper's inflated message set is held, not its messages decoded all at
+    once. Compressed wrappers may inflate to ``max_decompressed_bytes`` in all."""
+    budget = max_decompressed_bytes
+    for entry in _iter_entries(buf, allow_partial_tail, verify_crc):
         codec = compression_of(entry.attributes)
         timestamp_type = (
             timestamp_type_of(entry.attributes) if entry.magic == 1 else TimestampType.CREATE_TIME
         )
         if codec == CompressionType.NONE:
-            messages.append(
-                LegacyMessage(
-                    entry.offset, entry.magic, codec, timestamp_type,
-                    entry.timestamp, entry.key, entry.value,
-                )
+            yield LegacyMessage(
+                entry.offset, entry.magic, codec, timestamp_type,
+                entry.timestamp, entry.key, entry.value,
             )  # fmt: skip
             continue
         if entry.value is None:
             raise ProtocolError(f"compressed message at offset {entry.offset} has no value")
-        inner_bytes = decompress(
-            codec, entry.value, legacy_lz4=entry.magic == 0, max_bytes=max_decompressed_bytes
-        )
-        inner = _read_entries(inner_bytes, allow_partial_tail=False, verify_crc=verify_crc)
-        if not inner:
-            continue
+        inner_bytes = decompress(codec, entry.value, legacy_lz4=entry.magic == 0, max_bytes=budget)
+        budget -= len(inner_bytes)
         # Magic 1 inner offsets are relative; the wrapper holds the last absolute one.
-        shift = entry.offset - inner[-1].offset if entry.magic == 1 else 0
-        for message in inner:
+        last_inner = _last_entry_offset(inner_bytes)
+        shift = entry.offset - last_inner if entry.magic == 1 and last_inner is not None else 0
+        for message in _iter_entries(inner_bytes, allow_partial_tail=False, verify_crc=verify_crc):
             if message.attributes & 0x07:
                 raise ProtocolError("a compressed message holds another compressed message")
             if message.magic != entry.magic:
@@ -157,13 +180,28 @@ def decode_message_set(
                 if timestamp_type == TimestampType.LOG_APPEND_TIME
                 else message.timestamp
             )
-            messages.append(
-                LegacyMessage(
-                    message.offset + shift, entry.magic, codec, timestamp_type,
-                    timestamp, message.key, message.value,
-                )
+            yield LegacyMessage(
+                message.offset + shift, entry.magic, codec, timestamp_type,
+                timestamp, message.key, message.value,
             )  # fmt: skip
-    return messages
+
+
+def decode_message_set(
+    buf: Buffer,
+    *,
+    allow_partial_tail: bool = False,
+    verify_crc: bool = True,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> list[LegacyMessage]:
+    """Every message in ``buf``, wrappers opened, offsets absolute."""
+    return list(
+        iter_message_set(
+            buf,
+            allow_partial_tail=allow_partial_tail,
+            verify_crc=verify_crc,
+            max_decompressed_bytes=max_decompressed_bytes,
+        )
+    )
 
 
 def _encode_message(

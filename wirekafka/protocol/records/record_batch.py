@@ -43,6 +43,7 @@ from wirekafka.protocol.records.compression import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     CompressionType,
+    Compressor,
     compress,
     compression_of,
     iter_decompressed,
@@ -442,36 +443,121 @@ def encode_batch(
     body = b"".join(_encode_record(record, base_offset, base_timestamp) for record in records)
     if compression != CompressionType.NONE:
         body = compress(compression, body)
-    attributes = int(compression)
-    if log_append_time_ms is None:
-        max_timestamp = max(record.timestamp for record in records)
-    else:
+    return _with_header(
+        body,
+        _BatchFields(
+            base_offset,
+            last_offset,
+            base_timestamp,
+            max(record.timestamp for record in records),
+            len(records),
+            compression,
+            log_append_time_ms,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            is_transactional,
+            is_control,
+            partition_leader_epoch,
+        ),
+    )
+
+
+class _BatchFields(NamedTuple):
+    base_offset: int
+    last_offset: int
+    base_timestamp: int
+    max_timestamp: int  # of the records
+    record_count: int
+    compression: CompressionType
+    log_append_time_ms: int | None
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    base_sequence: int = NO_SEQUENCE
+    is_transactional: bool = False
+    is_control: bool = False
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH
+
+
+def _with_header(body: bytes, fields: _BatchFields) -> bytes:
+    """The batch: its 61-byte header (CRC included) and ``body``, its records as stored."""
+    attributes = int(fields.compression)
+    max_timestamp = fields.max_timestamp
+    if fields.log_append_time_ms is not None:
         attributes |= TIMESTAMP_TYPE_BIT
-        max_timestamp = log_append_time_ms
-    if is_transactional:
+        max_timestamp = fields.log_append_time_ms
+    if fields.is_transactional:
         attributes |= TRANSACTIONAL_BIT
-    if is_control:
+    if fields.is_control:
         attributes |= CONTROL_BIT
     batch = bytearray(HEADER_BYTES) + body
     _HEADER.pack_into(
         batch,
         0,
-        base_offset,
+        fields.base_offset,
         len(batch) - LOG_OVERHEAD,
-        partition_leader_epoch,
+        fields.partition_leader_epoch,
         MAGIC,
         0,
         attributes,
-        last_offset - base_offset,
-        base_timestamp,
+        fields.last_offset - fields.base_offset,
+        fields.base_timestamp,
         max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        len(records),
+        fields.producer_id,
+        fields.producer_epoch,
+        fields.base_sequence,
+        fields.record_count,
     )
     _UINT32.pack_into(batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
     return bytes(batch)
+
+
+class BatchWriter:
+    """Writes one batch record by record, compressing as records come, so that
+    only the compressed bytes are held (converting a message set whose
+    wrapper inflates to many small records, say). Offsets must increase; the
+    base offset and timestamp are the first record's."""
+
+    def __init__(self, compression: CompressionType = CompressionType.NONE) -> None:
+        self.compression = compression
+        self._compressor = Compressor(compression)
+        self._parts: list[bytes] = []
+        self._first: Record | None = None
+        self._last_offset = -1
+        self._max_timestamp = -1
+        self.record_count = 0
+
+    def add(self, record: Record) -> None:
+        first = self._first
+        if first is None:
+            first = self._first = record
+        elif record.offset <= self._last_offset:
+            raise ValueError(
+                f"record offsets must increase: {record.offset} after {self._last_offset}"
+            )
+        data = _encode_record(record, first.offset, first.timestamp)
+        self._parts.append(self._compressor.compress(data))
+        self._last_offset = record.offset
+        self._max_timestamp = max(self._max_timestamp, record.timestamp)
+        self.record_count += 1
+
+    def finish(self, *, log_append_time_ms: int | None = None) -> bytes:
+        """The batch; with ``log_append_time_ms`` a LogAppendTime batch of that time."""
+        if self._first is None:
+            raise ValueError("a record batch needs at least one record")
+        body = b"".join([*self._parts, self._compressor.flush()])
+        return _with_header(
+            body,
+            _BatchFields(
+                self._first.offset,
+                self._last_offset,
+                self._first.timestamp,
+                self._max_timestamp,
+                self.record_count,
+                self.compression,
+                log_append_time_ms,
+            ),
+        )
 
 
 def encode_empty_batch(header: BatchHeader) -> bytes:

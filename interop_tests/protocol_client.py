@@ -20,6 +20,11 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from wirekafka.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
 from wirekafka.protocol.primitives import Buffer
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -83,6 +88,27 @@ class ProtocolClient:
                 f"correlation id {response_header.correlation_id}, expected {correlation_id}"
             )
         return response
+
+    def produce(
+        self, topic: str, records: bytes, *, version: int = 9, acks: int = 1, partition: int = 0
+    ) -> tuple[int, int]:
+        """Produce ``records`` to one partition; (error code, base offset)."""
+        response = self.request(
+            ApiKey.PRODUCE,
+            version,
+            ProduceRequest(
+                acks=acks,
+                timeout_ms=30_000,
+                topic_data=[
+                    TopicProduceData(
+                        name=topic,
+                        partition_data=[PartitionProduceData(index=partition, records=records)],
+                    )
+                ],
+            ),
+        )
+        (partition_response,) = response.responses[0].partition_responses
+        return partition_response.error_code, partition_response.base_offset
 
     def api_versions(self, api_version: int = 2) -> dict[int, tuple[int, int]]:
         """The (min, max) version the peer serves, by api key.

@@ -25,11 +25,6 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from wirekafka.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
-    TopicProduceData,
-)
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import decode_message_set
 from wirekafka.protocol.records.record import Record
@@ -98,24 +93,6 @@ def create(client: ProtocolClient, topic: str) -> None:
     assert response.topics[0].error_code == ErrorCode.NONE
 
 
-def produce(client: ProtocolClient, topic: str, records: bytes) -> tuple[int, int]:
-    response = client.request(
-        ApiKey.PRODUCE,
-        9,
-        ProduceRequest(
-            acks=1,
-            timeout_ms=30_000,
-            topic_data=[
-                TopicProduceData(
-                    name=topic, partition_data=[PartitionProduceData(index=0, records=records)]
-                )
-            ],
-        ),
-    )
-    (partition,) = response.responses[0].partition_responses
-    return partition.error_code, partition.base_offset
-
-
 def fetch(client: ProtocolClient, topic: str, offset: int, version: int) -> tuple[int, bytes]:
     response = client.request(
         ApiKey.FETCH,
@@ -165,12 +142,12 @@ def test_a_bomb_is_refused_at_produce_in_bounded_memory_and_stalls_nobody(
     assert len(giant) < 300_000
     with ProtocolClient(*bomb_broker.address) as client:
         create(client, "bombed")
-        assert produce(client, "bombed", encode_batch([Record(0, 1, b"k", b"good")])) == (0, 0)
+        assert client.produce("bombed", encode_batch([Record(0, 1, b"k", b"good")])) == (0, 0)
         reset_peak_rss(bomb_broker)
         before = peak_rss_mib(bomb_broker)
         with Pinger(bomb_broker) as pinger:
             for _ in range(4):
-                code, _ = produce(client, "bombed", giant)
+                code, _ = client.produce("bombed", giant)
                 assert code == ErrorCode.MESSAGE_TOO_LARGE
         grown = peak_rss_mib(bomb_broker) - before
         assert grown < INFLATION_LIMIT / 2**20, f"the broker grew by {grown:.0f} MiB"
@@ -188,7 +165,7 @@ def test_a_stored_bomb_goes_out_as_it_is_and_old_fetchers_get_it_converted_or_le
     beyond = bomb(200 * 1024 * 1024, base_offset=1 + within_count)
     with ProtocolClient(*bomb_broker.address) as client:
         create(client, "stored")
-        assert produce(client, "stored", encode_batch([Record(0, 1, b"k", b"good")])) == (0, 0)
+        assert client.produce("stored", encode_batch([Record(0, 1, b"k", b"good")])) == (0, 0)
     place_in_segment(bomb_broker, "stored", within + beyond)
     reset_peak_rss(bomb_broker)
     before = peak_rss_mib(bomb_broker)

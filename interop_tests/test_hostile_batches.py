@@ -33,11 +33,6 @@ from wirekafka.protocol.messages.create_topics import (
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from wirekafka.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
-    TopicProduceData,
-)
 from wirekafka.protocol.records.compression import CompressionType, compress
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch
@@ -119,26 +114,6 @@ def hostile_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]
         broker.close()
 
 
-def produce(
-    client: ProtocolClient, topic: str, records: bytes, version: int = 9
-) -> tuple[int, int]:
-    response = client.request(
-        ApiKey.PRODUCE,
-        version,
-        ProduceRequest(
-            acks=1,
-            timeout_ms=10_000,
-            topic_data=[
-                TopicProduceData(
-                    name=topic, partition_data=[PartitionProduceData(index=0, records=records)]
-                )
-            ],
-        ),
-    )
-    (partition,) = response.responses[0].partition_responses
-    return partition.error_code, partition.base_offset
-
-
 def create(client: ProtocolClient, topic: str, compacted: bool) -> None:
     configs = [CreatableTopicConfig(name="cleanup.policy", value="compact")] if compacted else []
     response = client.request(
@@ -176,10 +151,10 @@ def test_a_hostile_batch_is_refused_and_clients_read_the_good_ones_around_it(
     topic = topic_name()
     with ProtocolClient(*hostile_broker.address) as client:
         create(client, topic, compacted)
-        assert produce(client, topic, encode_batch(GOOD_BEFORE)) == (ErrorCode.NONE, 0)
-        code, base_offset = produce(client, topic, records, version)
+        assert client.produce(topic, encode_batch(GOOD_BEFORE)) == (ErrorCode.NONE, 0)
+        code, base_offset = client.produce(topic, records, version=version)
         assert (ErrorCode(code), base_offset) == (expected, -1)
-        assert produce(client, topic, encode_batch(GOOD_AFTER)) == (ErrorCode.NONE, 2)
+        assert client.produce(topic, encode_batch(GOOD_AFTER)) == (ErrorCode.NONE, 2)
     wanted = [(b"k1", b"before-1"), (b"k2", b"before-2"), (b"k3", b"after")]
     for read in (kp3_read, confluent_read):
         got = read(hostile_broker.bootstrap, topic, {0: 3})

@@ -98,6 +98,7 @@ def open_broker_context(
         broker_id=config.broker_id,
         topic_config=topic_config,
         producer_id_expiration_ms=config.producer_id_expiration_ms,
+        open_files=budget.open_files,
     )
     logs.startup(config.cluster_id)
     topics = TopicManager(config, store, logs, cluster, endpoint.node_id)

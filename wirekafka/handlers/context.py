@@ -101,7 +101,9 @@ def open_broker_context(
         open_files=budget.open_files,
     )
     logs.startup(config.cluster_id)
-    topics = TopicManager(config, store, logs, cluster, endpoint.node_id)
+    topics = TopicManager(
+        config, store, logs, cluster, endpoint.node_id, max_partitions=budget.max_partitions
+    )
     if zookeeper is None:
         topics.adopt_partition_dirs()
     groups = GroupRuntime(

@@ -120,6 +120,11 @@ class LogManager:
             marker.unlink(missing_ok=True)
             fsync_dir(log_dir)
         self.write_checkpoints()
+        log.info(
+            "%d partitions loaded; log files open at once: %s",
+            len(self._logs),
+            "no limit" if self.files.capacity is None else f"at most {self.files.capacity}",
+        )
 
     def _check_meta_properties(self, cluster_id: str | None) -> str:
         found: dict[Path, MetaProperties] = {}

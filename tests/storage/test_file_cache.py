@@ -221,7 +221,7 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
     plain = PartitionLog(root / "t-1", "t", 1, config, FakeClock(), files=files)
     batch = make_batch(0, value_bytes=150)
     small = make_batch(1, records=1, value_bytes=1)
-    expected = {0: bytearray(), 1: bytearray()}
+    expected = {0: bytearray(), 1: bytearray(), 2: bytearray()}
 
     def append(log, what=batch):
         data = bytearray(what)
@@ -233,6 +233,11 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
     while rolling.segments[-1].size + len(batch) <= config.segment_bytes:
         append(rolling, small)  # until a batch rolls the segment, and a small one does not
     append(plain)
+    written = PartitionLog(root / "t-2", "t", 2, config, FakeClock(), files=files)
+    while len(written.segments) < 2:
+        append(written)
+    # Written out already: its flush needs descriptors only for the fsync.
+    written.segments[0].write_closed()
     point = rolling.recovery_point
     while files.shed():  # every descriptor the cache held goes
         pass
@@ -247,10 +252,11 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
         "roll": error_of(lambda: append(rolling)),
         "append": error_of(lambda: append(plain)),
         "flush": error_of(rolling.flush),
+        "fsync": error_of(written.flush),
         "read": error_of(lambda: rolling.read(0, 1000)),
         "segments_after_failed_roll": len(rolling.segments),
         "point_unchanged": rolling.recovery_point == point,
-        "offline_when_exhausted": [rolling.offline, plain.offline],
+        "offline_when_exhausted": [rolling.offline, plain.offline, written.offline],
     }
     for fd in hogs:
         os.close(fd)
@@ -258,13 +264,15 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
     report["segments_after_small"] = len(rolling.segments)
     append(rolling)
     append(plain)
-    rolling.flush()
-    plain.flush()
+    for log in (rolling, plain, written):
+        log.flush()
     report["segments_after"] = len(rolling.segments)
-    report["synced_to_end"] = rolling.recovery_point == rolling.log_end_offset
-    report["offline_after"] = [rolling.offline, plain.offline]
-    rolling.close()
-    plain.close()
+    report["synced_to_end"] = all(
+        log.recovery_point == log.log_end_offset for log in (rolling, plain, written)
+    )
+    report["offline_after"] = [rolling.offline, plain.offline, written.offline]
+    for log in (rolling, plain, written):
+        log.close()
     # The roll whose fsync failed was tried again: its index entries are in the files.
     report["indexes_written"] = [
         index.path.stat().st_size == index.entries * index.ENTRY.size
@@ -273,7 +281,7 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
     ]
     report["same_after_restart"] = all(
         read_all(PartitionLog(root / f"t-{n}", "t", n, config, FakeClock())) == expected[n]
-        for n in (0, 1)
+        for n in (0, 1, 2)
     )
     print(json.dumps(report))
     """
@@ -282,19 +290,20 @@ EXHAUSTED_CHILD = CHILD_PRELUDE + textwrap.dedent(
 
 def test_out_of_descriptors_is_a_retriable_error_and_no_partition_goes_offline(tmp_path):
     report = run_child(EXHAUSTED_CHILD, tmp_path)
-    for action in ("roll", "append", "flush", "read"):
+    for action in ("roll", "append", "flush", "fsync", "read"):
         assert "the broker is out of file descriptors" in report[action], (action, report)
     assert report["roll"].startswith("t-0: roll failed")
     assert report["append"].startswith("t-1: append failed")
-    assert report["flush"].startswith("t-0: fsync of a rolled segment failed")
+    assert report["flush"].startswith("t-0: writing out a rolled segment failed")
+    assert report["fsync"].startswith("t-2: fsync of a rolled segment failed")
     assert report["segments_after_failed_roll"] == 2  # the old segment stayed active
     assert report["point_unchanged"]
-    assert report["offline_when_exhausted"] == [False, False]
+    assert report["offline_when_exhausted"] == [False, False, False]
     # Once descriptors are free the same requests work, and nothing was lost.
     assert report["segments_after_small"] == 2
     assert report["segments_after"] == 3
     assert report["synced_to_end"]
-    assert report["offline_after"] == [False, False]
+    assert report["offline_after"] == [False, False, False]
     assert report["indexes_written"] == [True] * 6
     assert report["same_after_restart"]
 

@@ -179,7 +179,7 @@ def load_segments(
                 break
         if not is_last:
             segment.close_for_writing()
-            segment.write_closed(sync=False)
+            segment.write_closed()
     if first_to_recover >= len(bases):  # clean: the log end is after the last batch
         next_offset = _finish_active_segment(segments[-1])
     return LoadedLog(segments, next_offset, next_offset, truncated_total)

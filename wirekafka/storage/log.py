@@ -334,8 +334,10 @@ class PartitionLog:
     def sync_rolled_segments(self) -> None:
         """Write out and fsync segments rolled away from (and the directory
         naming the new ones), then move the recovery point past them. Runs
-        without the log's lock; one call at a time. Out of file descriptors,
-        the segments wait for the next call."""
+        without the log's lock; one call at a time. When they cannot be
+        written out (a full disk, no descriptors) or opened for their fsync
+        (no descriptors), nothing is lost: they wait for the next call. A
+        failed fsync takes the log offline."""
         with self._sync_lock:
             with self._lock:
                 pending, self._offsets.unsynced_rolls = self._offsets.unsynced_rolls, []
@@ -343,16 +345,26 @@ class PartitionLog:
                 return
             try:
                 for rolled in pending:
-                    rolled.segment.write_closed(sync=True)
+                    rolled.segment.write_closed()
+            except OSError as exc:
+                self._unsynced_again(pending)
+                raise self._fail("writing out a rolled segment", exc) from exc
+            try:
+                for rolled in pending:
+                    rolled.segment.sync_closed()
                 self._files.retrying(lambda: fsync_dir(self.directory))
             except OSError as exc:
                 if is_out_of_fds(exc):
-                    with self._lock:
-                        self._offsets.unsynced_rolls[:0] = pending
+                    self._unsynced_again(pending)
                 raise self._fail_sync("fsync of a rolled segment", exc) from exc
             with self._lock:
                 end = pending[-1].end_offset
                 self._offsets.recovery_point = max(self._offsets.recovery_point, end)
+
+    def _unsynced_again(self, rolls: list[_UnsyncedRoll]) -> None:
+        """Put rolls back, before any made since, for the next sync to take."""
+        with self._lock:
+            self._offsets.unsynced_rolls[:0] = rolls
 
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
@@ -413,7 +425,8 @@ class PartitionLog:
                 segment = self._segments[-1]
                 try:
                     segment.close_for_writing()
-                    segment.write_closed(sync=True)
+                    segment.write_closed()
+                    segment.sync_closed()
                 except OSError as exc:
                     raise self._fail("close", exc) from exc
                 self._offsets.recovery_point = self._offsets.log_end
@@ -644,7 +657,8 @@ class PartitionLog:
                 )
                 new.rebuild_indexes()
                 new.close_for_writing()
-                new.write_closed(sync=True)
+                new.write_closed()
+                new.sync_closed()
             except OSError as exc:
                 raise self._fail("compaction swap", exc) from exc
             self._segments[first : first + len(olds)] = [new]

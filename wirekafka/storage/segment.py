@@ -190,19 +190,25 @@ class LogSegment:
             os.truncate(self.log_path, self.size)
             self._allocated_end = self.size
 
-    def write_closed(self, *, sync: bool = True) -> None:
+    def write_closed(self) -> None:
         """Finish a segment closed for writing: cut the zeros preallocated past
-        its last batch, write the buffered index entries and, with ``sync``,
-        fsync the three files. A segment deleted meanwhile (retention,
-        compaction) is passed over."""
+        its last batch and write the buffered index entries. A failure (a full
+        disk, no descriptor) loses nothing: the call can be made again. A
+        segment deleted meanwhile (retention, compaction) is passed over."""
         try:
             self.trim_preallocated()
             self.offset_index.write_pending()
             self.time_index.write_pending()
-            if sync:
-                self.sync_log()
-                self.offset_index.sync()
-                self.time_index.sync()
+        except FileNotFoundError:
+            if not self._deleted:
+                raise
+
+    def sync_closed(self) -> None:
+        """fsync the three files of a segment written out by :meth:`write_closed`
+        (passed over once deleted)."""
+        try:
+            self.sync_log()
+            self.sync_indexes()
         except FileNotFoundError:
             if not self._deleted:
                 raise

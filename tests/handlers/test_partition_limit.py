@@ -10,7 +10,13 @@ import pytest
 from tests.handlers.support import TestBroker, make_batch
 from tests.handlers.test_metadata import metadata
 from tests.handlers.test_topics_admin import creatable, create
+from tests.storage.helpers import FakeClock
+from wirekafka.config import broker_config_from_properties
+from wirekafka.handlers.cluster import BrokerEndpoint
+from wirekafka.handlers.topics import TopicManager
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.storage.cluster_metadata import ClusterMetadata, TopicDefinition
+from wirekafka.storage.log_manager import LogManager
 
 OFFSETS = "__consumer_offsets"
 LIMITED = {"max.broker.partitions": "60", "offsets.topic.num.partitions": "5"}
@@ -110,3 +116,38 @@ def test_a_broker_past_its_limit_after_a_restart_serves_what_it_has(make_broker)
     [refused] = create(broker, 7, creatable("b", 1))
     assert refused.error_code == ErrorCode.POLICY_VIOLATION
     assert "hosts 8 now" in refused.error_message
+
+
+class ThreeBrokers:
+    """A ClusterView of three live brokers, partition p on broker p % 3 (as
+    ZooKeeper mode's round robin puts them)."""
+
+    def brokers(self) -> list[BrokerEndpoint]:
+        return [BrokerEndpoint(node, "localhost", 9092 + node) for node in range(3)]
+
+    def controller_id(self) -> int:
+        return 0
+
+    def leader(self, topic: str, partition: int) -> int:
+        return partition % 3
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        return [partition % 3]
+
+
+def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
+    config = broker_config_from_properties(
+        {"log.dirs": str(tmp_path / "logs"), "offsets.topic.num.partitions": "3"}
+    )
+    logs = LogManager(config.log_dirs, config.log, FakeClock(), broker_id=0)
+    logs.startup()
+    store = ClusterMetadata(tmp_path / "topics.json")
+    store.put_topics([TopicDefinition("a", 9)])  # 3 of them on broker 0
+    topics = TopicManager(config, store, logs, ThreeBrokers(), 0, max_partitions=10)
+    assert topics.hosted_partitions() == 3
+    # 18 partitions: 6 here, 1 of __consumer_offsets' 3 kept: 10.
+    assert topics.check_new_topic("b", 18, 1, {}) is None
+    refused = topics.check_new_topic("b", 19, 1, {})  # 7 here
+    assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
+    assert "bring this broker to 10 partitions, with 1 kept" in refused.message
+    logs.shutdown()

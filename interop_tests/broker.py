@@ -4,13 +4,15 @@ The broker is started as ``python -m wirekafka serve --override key=value ...``
 with the interpreter running the tests. It prints one line on stdout once it
 listens (``... listening on PLAINTEXT://host:port ...``); its log goes to
 stderr, which is kept in a file next to its data dir so a failing test can
-show it.
+show it. With ``fd_limit`` the process starts with that ``RLIMIT_NOFILE``, soft
+and hard, so the broker cannot raise it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -46,8 +48,10 @@ class Broker:
         overrides: Mapping[str, str] | None = None,
         *,
         log_dir: Path | None = None,
+        fd_limit: int | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.fd_limit = fd_limit  # RLIMIT_NOFILE of the next start; None: the test's own
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.overrides = {**DEFAULT_OVERRIDES, "log.dirs": str(data_dir), **(overrides or {})}
         self.log_dir = log_dir if log_dir is not None else data_dir.parent
@@ -102,6 +106,7 @@ class Broker:
             stderr=self._stderr_file,
             env=env,
             cwd=self.log_dir,
+            preexec_fn=None if self.fd_limit is None else self._limit_fds,
         )
         listening = threading.Event()
         found: dict[str, str] = {}
@@ -136,6 +141,31 @@ class Broker:
         # A restart listens on the same port, so clients can reconnect.
         self.overrides["listeners"] = f"PLAINTEXT://{host}:{port}"
         return self
+
+    def _limit_fds(self) -> None:
+        """In the child, before exec: the open file limit, soft and hard."""
+        assert self.fd_limit is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.fd_limit, self.fd_limit))
+
+    def open_fds(self) -> list[str]:
+        """What the running broker's descriptors point at (from ``/proc``)."""
+        process = self._require_process()
+        fd_dir = Path(f"/proc/{process.pid}/fd")
+        found = []
+        for entry in fd_dir.iterdir():
+            try:
+                found.append(os.readlink(entry))
+            except OSError:  # closed meanwhile
+                continue
+        return found
+
+    def open_file_limit(self) -> int:
+        """The running broker's soft RLIMIT_NOFILE, as ``/proc`` shows it."""
+        process = self._require_process()
+        for line in Path(f"/proc/{process.pid}/limits").read_text().splitlines():
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+        raise BrokerError("no open file limit in /proc")
 
     def _read_stdout(self, stdout: IO[bytes], listening: threading.Event, found: dict) -> None:
         # Reads until the broker exits, so the broker never blocks on a full pipe.

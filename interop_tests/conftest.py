@@ -6,7 +6,8 @@
 * ``broker_factory``: ``broker_factory(**overrides)`` starts a broker of the
   test's own (a data dir under ``tmp_path``), for settings such as
   ``auto.create.topics.enable=false`` or for tests that stop, kill and restart
-  it. Whatever is left running is killed at teardown.
+  it; ``fd_limit=N`` starts it with ``RLIMIT_NOFILE`` N (soft and hard).
+  Whatever is left running is killed at teardown.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ class _Brokers:
         self.root = root
         self.started: list[Broker] = []
 
-    def __call__(self, **kwargs: object) -> Broker:
+    def __call__(self, *, fd_limit: int | None = None, **kwargs: object) -> Broker:
         data_dir = self.root / f"broker-{next(_names)}" / "data"
-        broker = Broker(data_dir, _overrides(kwargs))
+        broker = Broker(data_dir, _overrides(kwargs), fd_limit=fd_limit)
         self.started.append(broker)
         return broker.start()
 

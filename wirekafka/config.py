@@ -22,7 +22,6 @@ from wirekafka.storage.config import (
 
 DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
 DEFAULT_LOG_DIR = "./wirekafka-data"
-MAX_TOPIC_PARTITIONS = 100_000
 
 # key -> default value as text (None: no default); what this broker reads besides log.*.
 BROKER_DEFAULTS: dict[str, str | None] = {
@@ -229,7 +228,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         listeners=listeners,
         advertised_listeners=advertised,
         log_dirs=log_dirs,
-        num_partitions=_int(properties, "num.partitions", 1, MAX_TOPIC_PARTITIONS),
+        num_partitions=_int(properties, "num.partitions", 1, 2**31 - 1),
         default_replication_factor=_int(properties, "default.replication.factor", 1, 2**15 - 1),
         auto_create_topics_enable=_bool(properties, "auto.create.topics.enable"),
         message_max_bytes=_int(properties, "message.max.bytes", 0, 2**31 - 1),

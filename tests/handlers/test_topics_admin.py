@@ -152,7 +152,7 @@ def test_replication_factor_other_than_one(broker, replication):
     assert broker.ctx.topics.topic("a") is None
 
 
-@pytest.mark.parametrize("partitions", [0, -2, 100_001])
+@pytest.mark.parametrize("partitions", [0, -2])
 def test_bad_partition_count(broker, partitions):
     [result] = create(broker, 7, creatable("a", partitions))
     assert result.error_code == ErrorCode.INVALID_PARTITIONS

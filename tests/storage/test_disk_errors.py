@@ -12,6 +12,7 @@ import pytest
 
 from tests.storage.helpers import FakeClock, make_batch, read_all
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.log import PartitionLog, StorageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +73,11 @@ def test_a_write_that_fails_midway_leaves_the_log_as_it_was(tmp_path):
 
 
 def test_a_vanished_segment_file_is_a_storage_error_on_read(tmp_path):
-    log = PartitionLog(tmp_path / "t-0", "t", 0, LogConfig(segment_bytes=2000), FakeClock())
+    # One descriptor kept: the first segment's file is closed by the time it is read.
+    files = FileCache(1)
+    log = PartitionLog(
+        tmp_path / "t-0", "t", 0, LogConfig(segment_bytes=2000), FakeClock(), files=files
+    )
     for i in range(20):
         log.append(bytearray(make_batch(i)))
     first = log.segments[0]

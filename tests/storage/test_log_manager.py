@@ -205,31 +205,34 @@ def test_checkpoints_are_written_safely_while_partitions_come_and_go(tmp_path):
 
 
 def take_offline(log):
-    """Fill the active segment, then make its roll fail: the next segment's
-    index path is a directory (EISDIR, a real OSError). Returns that path and
-    the log's bytes before the failure."""
+    """Roll a segment, then take its file away before the roll's fsync (the
+    segment no longer holding it, as when the file cache let it go): the open
+    fails with a real FileNotFoundError and the log goes offline. Returns a
+    function that puts the file back, and the log's bytes before the failure."""
     batch = make_batch(0)
-    while log.segments[-1].size + len(batch) <= CONFIG.segment_bytes:
+    while len(log.segments) < 2:
         log.append(bytearray(batch))
     written = read_all(log)
-    blocker = log.directory / f"{log.log_end_offset:020d}.index"
-    blocker.mkdir()
-    with pytest.raises(StorageError, match="roll failed"):
-        log.append(bytearray(batch))
+    rolled = log.segments[0]
+    rolled.release_files()
+    away = rolled.log_path.with_name(rolled.log_path.name + ".away")
+    rolled.log_path.rename(away)
+    with pytest.raises(StorageError, match="fsync of a rolled segment failed"):
+        log.flush()
     assert log.offline
-    return blocker, written
+    return lambda: away.rename(rolled.log_path), written
 
 
 def test_a_log_offline_after_a_disk_error_keeps_the_shutdown_unclean(tmp_path, caplog):
     m = manager([tmp_path])
     log = m.get_or_create_log("orders", 0)
     batch = make_batch(0)
-    blocker, written = take_offline(log)
+    put_back, written = take_offline(log)
     with caplog.at_level(logging.ERROR):
         m.shutdown()
     assert "offline after a disk error" in caplog.text
     assert not (tmp_path / ".kafka_cleanshutdown").exists()
-    blocker.rmdir()
+    put_back()
     again = manager([tmp_path])
     assert not again.had_clean_shutdown  # so the log was checked, not trusted
     reopened = again.get_or_create_log("orders", 0)

@@ -98,9 +98,12 @@ def open_broker_context(
         broker_id=config.broker_id,
         topic_config=topic_config,
         producer_id_expiration_ms=config.producer_id_expiration_ms,
+        open_files=budget.open_files,
     )
     logs.startup(config.cluster_id)
-    topics = TopicManager(config, store, logs, cluster, endpoint.node_id)
+    topics = TopicManager(
+        config, store, logs, cluster, endpoint.node_id, max_partitions=budget.max_partitions
+    )
     if zookeeper is None:
         topics.adopt_partition_dirs()
     groups = GroupRuntime(

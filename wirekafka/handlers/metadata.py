@@ -76,6 +76,9 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
                 topics.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             failed = ctx.topics.auto_create(name)
+            # As Kafka's auto-creation does, the topic gets the error creating it gave:
+            # past max.broker.partitions, POLICY_VIOLATION, which clients do not retry
+            # (it lasts until topics are deleted), and the broker's log says why.
             if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                 topics.append(_missing(name, failed.code))
                 continue

@@ -7,7 +7,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from wirekafka.config import MAX_TOPIC_PARTITIONS, BrokerConfig
+from wirekafka.config import BrokerConfig
 from wirekafka.handlers.cluster import ClusterView, TopicStore
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.cluster_metadata import TopicDefinition
@@ -19,7 +19,8 @@ from wirekafka.zk.cluster import TopicAlreadyExists
 log = logging.getLogger("wirekafka.topics")
 
 MAX_TOPIC_NAME_CHARS = 249
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+INTERNAL_TOPICS = frozenset({CONSUMER_OFFSETS_TOPIC, "__transaction_state"})
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -61,12 +62,16 @@ class TopicManager:
         logs: LogManager,
         cluster: ClusterView,
         broker_id: int,
+        max_partitions: int | None = None,
     ) -> None:
+        """``max_partitions``: max.broker.partitions as in force (``FdBudget.max_partitions``);
+        None: no limit."""
         self.config = config
         self.metadata = metadata
         self.logs = logs
         self.cluster = cluster
         self.broker_id = broker_id
+        self.max_partitions = max_partitions
 
     def adopt_partition_dirs(self) -> None:
         """Record topics found as partition dirs but missing from the metadata file."""
@@ -116,10 +121,10 @@ class TopicManager:
             return invalid
         if self.metadata.topic(name) is not None:
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-        if not 1 <= partitions <= MAX_TOPIC_PARTITIONS:
+        if partitions < 1:
             return TopicError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"number of partitions {partitions} must be 1 to {MAX_TOPIC_PARTITIONS}",
+                f"number of partitions {partitions} must be at least 1",
             )
         if replication_factor != 1:
             return TopicError(
@@ -133,7 +138,68 @@ class TopicManager:
             self.config.log.with_overrides(configs)
         except ConfigError as exc:
             return TopicError(ErrorCode.INVALID_CONFIG, str(exc))
-        return None
+        return self._partition_limit_error(name, partitions)
+
+    # max.broker.partitions
+
+    def hosted_partitions(self) -> int:
+        """The partitions this broker hosts: those with a replica here (in the
+        embedded default, every partition of every topic)."""
+        me = self.broker_id
+        replicas = self.cluster.replicas
+        return sum(
+            1
+            for name, topic in self.metadata.topics().items()
+            for partition in range(topic.partitions)
+            if me in replicas(name, partition)
+        )
+
+    def _share(self, partitions: int) -> int:
+        """How many of a new topic's partitions this broker would host at most:
+        ZooKeeper mode spreads them round robin over the live brokers."""
+        brokers = max(1, len(self.cluster.brokers()))
+        return -(-partitions // brokers)
+
+    def _partition_limit_error(self, name: str, partitions: int) -> TopicError | None:
+        """Refuse a topic that would take this broker past max.broker.partitions
+        (KIP-578's key), which defaults to what its file descriptors allow.
+
+        ``__consumer_offsets`` counts, but is never refused: the broker creates
+        it for consumer groups, and room is kept for it (its share of
+        ``offsets.topic.num.partitions``) until it exists. A broker already past
+        the limit (restarted with fewer descriptors) serves what it has and
+        refuses new topics. Each broker checks its own share only: in
+        ZooKeeper mode the others' limits are not known here.
+        """
+        limit = self.max_partitions
+        if limit is None:
+            return None
+        hosted = self.hosted_partitions()
+        adding = self._share(partitions)
+        if name == CONSUMER_OFFSETS_TOPIC:
+            if hosted + adding > limit:
+                log.warning(
+                    "creating %s takes this broker to %d partitions, past "
+                    "max.broker.partitions=%d: created all the same, consumer groups need it",
+                    name, hosted + adding, limit,
+                )  # fmt: skip
+            return None
+        reserved = 0
+        if self.metadata.topic(CONSUMER_OFFSETS_TOPIC) is None:
+            reserved = self._share(self.config.offsets_topic_num_partitions)
+        if hosted + adding + reserved <= limit:
+            return None
+        kept = (
+            f", with {reserved} kept for {CONSUMER_OFFSETS_TOPIC} (offsets.topic.num.partitions)"
+            if reserved
+            else ""
+        )
+        message = (
+            f"topic {name!r} would bring this broker to {hosted + adding} partitions{kept}, "
+            f"more than max.broker.partitions={limit} (it hosts {hosted} now)"
+        )
+        log.warning("refused: %s", message)
+        return TopicError(ErrorCode.POLICY_VIOLATION, message)
 
     def create_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]

@@ -8,11 +8,19 @@ Both are files of fixed-size big-endian entries sorted by their first field:
 Offsets are stored relative to the segment's base offset. An entry is added
 for every ``log.index.interval.bytes`` appended, so an index is a few bytes per
 4 KiB of log. New entries are kept as tuples in a short list, packed and
-written with one ``pwrite`` per group (and on flush, roll and close); the file
-always holds whole entries only. Lookups bisect a read-only memory map of the
-file, so the page cache holds the index, not the process. Once a segment
-rolls its index files are closed, and a lookup maps the file for its own use:
-old segments hold no file descriptors.
+written per group of 64 (and on flush, roll and close) through a descriptor
+opened for that write alone; the file always holds whole entries only.
+Lookups bisect a read-only memory map of the file, so the page cache holds the
+index, not the process. The map is the only descriptor an index keeps (an
+mmap holds a duplicate of the one it was made from), and the broker's
+:class:`~wirekafka.storage.file_cache.FileCache` decides how long it stays.
+
+Lookups run under the partition's lock; entries are written to a rolled
+segment's index by the background sync without it. The writer stores the
+pending list before the count of entries in the file, and readers load the
+count first, so a reader sees either state or one with some entries missing,
+never one holding an entry twice or beyond the file: a missing entry only
+makes a lookup start its scan earlier.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
 
+from wirekafka.storage.file_cache import NO_LIMIT, FileCache
+
 _WRITE_EVERY_ENTRIES = 64
 _FIELDS = (itemgetter(0), itemgetter(1))
 
@@ -35,32 +45,63 @@ class CorruptIndexError(ValueError):
     pass
 
 
+def _size_and_last(path: Path, entry_bytes: int) -> tuple[int, bytes]:
+    """The file's size and its last entry's bytes; the file is created when missing."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        whole = size >= entry_bytes and not size % entry_bytes
+        return size, os.pread(fd, entry_bytes, size - entry_bytes) if whole else b""
+    finally:
+        os.close(fd)
+
+
+def _map_file(path: Path, length: int) -> mmap.mmap:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return mmap.mmap(fd, length, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)  # the map keeps its own duplicate
+
+
 class IndexFile:
     """Fixed-size entries, searchable by their first field."""
 
     ENTRY = struct.Struct(">ii")
 
     __slots__ = (
-        "_fd", "_file_entries", "_last", "_map", "_mapped_entries", "_pending",
-        "base_offset", "entries", "full", "max_entries", "path",
+        "_file_entries", "_files", "_last", "_map", "_mapped_entries", "_pending",
+        "base_offset", "entries", "file_used", "full", "max_entries", "path",
     )  # fmt: skip
 
-    def __init__(self, path: Path, base_offset: int, max_bytes: int) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_bytes: int, files: FileCache = NO_LIMIT
+    ) -> None:
         self.path = path
         self.base_offset = base_offset
         size = self.ENTRY.size
         self.max_entries = max(1, max_bytes // size)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        file_size = os.fstat(self._fd).st_size
+        self._files = files
+        self.file_used = False
+        file_size, last = files.retrying(lambda: _size_and_last(path, size))
         if file_size % size:
-            os.close(self._fd)
             raise CorruptIndexError(f"{path} has {file_size} bytes, not a multiple of {size}")
         self._file_entries = self.entries = file_size // size
         self.full = self.entries >= self.max_entries
         self._pending: list[tuple[int, int]] = []  # not yet in the file
         self._map: mmap.mmap | None = None  # read-only, of the first _mapped_entries
         self._mapped_entries = 0
-        self._last: tuple[int, int] | None = self.entry(self.entries - 1) if self.entries else None
+        self._last: tuple[int, int] | None = self.ENTRY.unpack(last) if last else None
+
+    # the descriptor, as the file cache sees it
+
+    def drop_file(self) -> object:
+        held, self._map = self._map, None
+        return held
+
+    def release(self) -> None:
+        """Let go of the map for good (the segment is closed or deleted)."""
+        self._files.closed(self)
 
     # entries
 
@@ -68,36 +109,23 @@ class IndexFile:
     def last_entry(self) -> tuple[int, int] | None:
         return self._last
 
-    def _refresh_map(self) -> mmap.mmap:
-        """The live read-only map, remapped when the file has grown past it."""
-        if self._map is None or self._mapped_entries < self._file_entries:
-            if self._map is not None:
-                self._map.close()
-            self._map = mmap.mmap(
-                self._fd, self._file_entries * self.ENTRY.size, access=mmap.ACCESS_READ
-            )
-            self._mapped_entries = self._file_entries
-        return self._map
-
     @contextlib.contextmanager
     def _entries_view(self) -> Iterator[tuple[mmap.mmap | bytes, int, list[tuple[int, int]]]]:
         """(map of the file's entries, how many, pending entries) for one lookup."""
-        if self._fd >= 0:
-            mapped = self._refresh_map() if self._file_entries else b""
-            yield mapped, self._file_entries, self._pending
+        in_file = self._file_entries  # before the pending list: see the module's doc
+        pending = self._pending
+        if not in_file:
+            yield b"", 0, pending
             return
-        if not self._file_entries:
-            yield b"", 0, self._pending
-            return
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            own = mmap.mmap(fd, self._file_entries * self.ENTRY.size, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)  # the map keeps its own reference to the file
-        try:
-            yield own, self._file_entries, self._pending
-        finally:
-            own.close()
+        mapped = self._map
+        if mapped is None or self._mapped_entries < in_file:
+            path, length = self.path, in_file * self.ENTRY.size
+            mapped = self._files.retrying(lambda: _map_file(path, length))
+            self._map, self._mapped_entries = mapped, in_file
+            self._files.opened(self)
+        else:
+            self.file_used = True
+        yield mapped, in_file, pending  # the local reference keeps the map open meanwhile
 
     def entry(self, index: int) -> tuple[int, int]:
         if not 0 <= index < self.entries:
@@ -125,56 +153,56 @@ class IndexFile:
 
     def add(self, entry: tuple[int, int]) -> None:
         """Add an entry as stored (offsets relative); it must sort after the last."""
-        if self.full or self._fd < 0:
-            raise CorruptIndexError(f"{self.path} is full or closed")
+        if self.full:
+            raise CorruptIndexError(f"{self.path} is full")
         pending = self._pending
         pending.append(entry)  # packed when written: this runs for most appends
         entries = self.entries = self.entries + 1
         self.full = entries >= self.max_entries
         self._last = entry
         if len(pending) >= _WRITE_EVERY_ENTRIES:
-            self.write_pending()
+            # An append whose batch is written must not fail for its index: the
+            # entries wait (lookups see them) and are tried again with the next
+            # one, and on flush, roll and close, which report a lasting error.
+            with contextlib.suppress(OSError):
+                self.write_pending()
 
     # files
 
     def write_pending(self) -> None:
         """Write buffered entries to the file (no fsync)."""
-        if self._pending:
-            data = b"".join(itertools.starmap(self.ENTRY.pack, self._pending))
-            os.pwrite(self._fd, data, self._file_entries * self.ENTRY.size)
-            self._file_entries = self.entries
-            self._pending = []
+        pending = self._pending
+        if not pending:
+            return
+        data = b"".join(itertools.starmap(self.ENTRY.pack, pending))
+        path = self.path
+        fd = self._files.retrying(lambda: os.open(path, os.O_WRONLY))
+        try:
+            written = os.pwrite(fd, data, self._file_entries * self.ENTRY.size)
+        finally:
+            os.close(fd)
+        if written != len(data):  # the file keeps whole entries only: nothing counts as written
+            raise OSError(f"{path}: short write of {written} of {len(data)} bytes")
+        self._pending = []  # first: see the module's doc
+        self._file_entries += len(pending)
 
     def sync(self) -> None:
-        if self._fd >= 0:
-            self.write_pending()
-            os.fsync(self._fd)
-
-    def close(self, *, sync: bool = False) -> None:
-        """Write what is buffered (fsync it if asked) and let go of the file.
-
-        Lookups still work afterwards, from a map made for each.
-        """
-        if self._fd < 0:
-            return
+        """Write buffered entries and fsync the file, through a descriptor of its
+        own: Linux reports a write-back error to the descriptors open when it
+        happened and, until one of them has seen it, to those opened later."""
+        self.write_pending()
+        path = self.path
+        fd = self._files.retrying(lambda: os.open(path, os.O_RDONLY))
         try:
-            self.write_pending()
-            if sync:
-                os.fsync(self._fd)
+            os.fsync(fd)
         finally:
-            if self._map is not None:
-                self._map.close()
-                self._map = None
-            os.close(self._fd)
-            self._fd = -1
+            os.close(fd)
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-            self._mapped_entries = 0
-        os.ftruncate(self._fd, 0)
+        self.release()
+        self._mapped_entries = 0
+        os.truncate(self.path, 0)
         self._pending = []
         self._file_entries = self.entries = 0
         self.full = False

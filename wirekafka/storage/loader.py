@@ -17,6 +17,7 @@ from pathlib import Path
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record_batch import HEADER_BYTES, read_batch_header
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.file_cache import NO_LIMIT, FileCache
 from wirekafka.storage.files import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -105,18 +106,24 @@ def _indexes_exist(directory: Path, base_offset: int) -> bool:
 
 
 def _open_segment(
-    directory: Path, base_offset: int, config: LogConfig, now_ms: int, *, to_recover: bool
+    directory: Path,
+    base_offset: int,
+    config: LogConfig,
+    now_ms: int,
+    files: FileCache,
+    *,
+    to_recover: bool,
 ) -> LogSegment:
     """Open a segment, rebuilding indexes that are missing or fail their checks
     (unless it is about to be recovered, which rebuilds them anyway)."""
     had_indexes = _indexes_exist(directory, base_offset)
     try:
-        segment = LogSegment(directory, base_offset, config, now_ms)
+        segment = LogSegment(directory, base_offset, config, now_ms, files)
     except ValueError as exc:  # an index file of impossible size
         log.warning("%s: %s; rebuilding indexes", directory, exc)
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             segment_path(directory, base_offset, suffix).unlink()
-        segment = LogSegment(directory, base_offset, config, now_ms)
+        segment = LogSegment(directory, base_offset, config, now_ms, files)
         had_indexes = False
     if to_recover:
         return segment
@@ -134,7 +141,10 @@ def load_segments(
     recovery_point: int,
     log_start_offset: int,
     now_ms: int,
+    files: FileCache = NO_LIMIT,
 ) -> LoadedLog:
+    """The directory's segments, checked as the last shutdown requires. Segments
+    keep no descriptor: the file cache has whatever the checks opened last."""
     remove_leftovers(directory)
     bases = _segment_bases(directory)
     if not bases:
@@ -148,7 +158,7 @@ def load_segments(
     truncated_total = 0
     for index, base in enumerate(bases):
         segment = _open_segment(
-            directory, base, config, now_ms, to_recover=index >= first_to_recover
+            directory, base, config, now_ms, files, to_recover=index >= first_to_recover
         )
         segments.append(segment)
         is_last = index == len(bases) - 1
@@ -168,7 +178,8 @@ def load_segments(
             if is_last:
                 break
         if not is_last:
-            segment.close_for_writing(sync=False)
+            segment.close_for_writing()
+            segment.write_closed()
     if first_to_recover >= len(bases):  # clean: the log end is after the last batch
         next_offset = _finish_active_segment(segments[-1])
     return LoadedLog(segments, next_offset, next_offset, truncated_total)

@@ -31,6 +31,7 @@ from wirekafka.protocol.records.record_batch import (
     single_batch_summary,
 )
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
     CLEANED_SUFFIX,
     LOG_SUFFIX,
@@ -41,7 +42,7 @@ from wirekafka.storage.files import (
 )
 from wirekafka.storage.loader import load_segments
 from wirekafka.storage.segment import LogSegment
-from wirekafka.storage.spans import FileSpan, OpenFile
+from wirekafka.storage.spans import FileSpan
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -107,10 +108,9 @@ class TimestampOffset:
 
 @dataclass(frozen=True, slots=True)
 class _UnsyncedRoll:
-    """A segment rolled away from but not yet fsynced, and where it ends."""
+    """A segment rolled away from but not yet written out and fsynced, and where it ends."""
 
     segment: LogSegment
-    handle: OpenFile
     end_offset: int
 
 
@@ -138,6 +138,7 @@ class PartitionLog:
         clean_shutdown: bool = True,
         recovery_point: int = 0,
         log_start_offset: int = 0,
+        files: FileCache = NO_LIMIT,
     ) -> None:
         self.directory = directory
         self.topic = topic
@@ -146,6 +147,8 @@ class PartitionLog:
         self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
         self._lock = threading.Lock()
+        self._sync_lock = threading.Lock()  # one sync of rolled segments at a time; before _lock
+        self._files = files
         self._deletions = DelayedDeletions()
         self.offline = False
         created = not directory.exists()
@@ -157,10 +160,11 @@ class PartitionLog:
             recovery_point=recovery_point,
             log_start_offset=log_start_offset,
             now_ms=clock(),
+            files=files,
         )
         if created:  # the new directory and its first segment's files must survive power loss
-            fsync_dir(directory)
-            fsync_dir(directory.parent)
+            files.retrying(lambda: fsync_dir(directory))
+            files.retrying(lambda: fsync_dir(directory.parent))
         self._segments = loaded.segments
         self._bases = [segment.base_offset for segment in self._segments]
         start = min(max(log_start_offset, self._bases[0]), loaded.log_end_offset)
@@ -199,14 +203,23 @@ class PartitionLog:
         return sum(segment.size for segment in self.segments)
 
     def _fail(self, action: str, exc: OSError) -> StorageError:
+        if is_out_of_fds(exc):  # back-pressure: the same request works once descriptors are free
+            return StorageError(
+                self.topic,
+                self.partition,
+                f"{action} failed: the broker is out of file descriptors ({exc.strerror}); "
+                "try again",
+            )
         return StorageError(self.topic, self.partition, f"{action} failed: {exc}")
 
     def _fail_sync(self, action: str, exc: OSError) -> StorageError:
         """A failed fsync takes the log offline. The kernel reports a lost
         write-back once: a second fsync may succeed with the data gone, so
-        only recovery after a restart can tell what is on disk."""
-        with self._lock:
-            self.offline = True
+        only recovery after a restart can tell what is on disk. A file that
+        could not be opened for lack of descriptors was not synced, nor lost."""
+        if not is_out_of_fds(exc):
+            with self._lock:
+                self.offline = True
         return self._fail(action, exc)
 
     def _check_online(self) -> None:
@@ -278,8 +291,9 @@ class PartitionLog:
             try:
                 segment.append(data, last_offset, max_timestamp, offset_of_max)
             except OSError as exc:
-                if not segment.is_intact():  # the write could not be undone
-                    self.offline = True
+                # Out of descriptors, the file could not be opened: nothing was written.
+                if not is_out_of_fds(exc) and not segment.is_intact():
+                    self.offline = True  # the write could not be undone
                 raise self._fail("append", exc) from exc
             offsets.log_end = next_offset
             unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
@@ -295,37 +309,62 @@ class PartitionLog:
         )
 
     def _roll(self) -> LogSegment:
+        """Start a segment at the log end. The active one is cut to its last batch
+        first (recovery after a crash checks the segments from the one
+        holding the recovery point on, so an earlier one must not end in
+        preallocated zeros), then the new one is created, and only then is the old one
+        closed: when the new one cannot be created (out of descriptors, a full
+        disk), the old one stays active and whole, and the append fails without
+        harm."""
         old = self._segments[-1]
         base = self._offsets.log_end
         try:
-            handle = old.close_for_writing(sync=False)
-            segment = LogSegment(self.directory, base, self.config, self.clock())
+            old.trim_preallocated()
+            segment = LogSegment(self.directory, base, self.config, self.clock(), self._files)
         except OSError as exc:
-            self.offline = True  # half rolled: no segment to append to
             raise self._fail("roll", exc) from exc
+        old.close_for_writing()
         log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
         self._segments.append(segment)
         self._bases.append(base)
-        if handle is not None:  # fsynced by the next flush or maintenance round
-            self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, handle, base))
+        # written out and fsynced by the next flush or maintenance round
+        self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
         return segment
 
     def sync_rolled_segments(self) -> None:
-        """fsync segments rolled away from (and the directory naming the new
-        ones), then move the recovery point past them. Runs without the lock."""
+        """Write out and fsync segments rolled away from (and the directory
+        naming the new ones), then move the recovery point past them. Runs
+        without the log's lock; one call at a time. When they cannot be
+        written out (a full disk, no descriptors) or opened for their fsync
+        (no descriptors), nothing is lost: they wait for the next call. A
+        failed fsync takes the log offline."""
+        with self._sync_lock:
+            with self._lock:
+                pending, self._offsets.unsynced_rolls = self._offsets.unsynced_rolls, []
+            if not pending:
+                return
+            try:
+                for rolled in pending:
+                    rolled.segment.write_closed()
+            except OSError as exc:
+                self._unsynced_again(pending)
+                raise self._fail("writing out a rolled segment", exc) from exc
+            try:
+                for rolled in pending:
+                    rolled.segment.sync_closed()
+                self._files.retrying(lambda: fsync_dir(self.directory))
+            except OSError as exc:
+                if is_out_of_fds(exc):
+                    self._unsynced_again(pending)
+                raise self._fail_sync("fsync of a rolled segment", exc) from exc
+            with self._lock:
+                end = pending[-1].end_offset
+                self._offsets.recovery_point = max(self._offsets.recovery_point, end)
+
+    def _unsynced_again(self, rolls: list[_UnsyncedRoll]) -> None:
+        """Put rolls back, before any made since, for the next sync to take."""
         with self._lock:
-            pending, self._offsets.unsynced_rolls = self._offsets.unsynced_rolls, []
-        if not pending:
-            return
-        try:
-            for rolled in pending:
-                rolled.segment.sync_closed(rolled.handle)
-            fsync_dir(self.directory)
-        except OSError as exc:
-            raise self._fail_sync("fsync of a rolled segment", exc) from exc
-        with self._lock:
-            end = pending[-1].end_offset
-            self._offsets.recovery_point = max(self._offsets.recovery_point, end)
+            self._offsets.unsynced_rolls[:0] = rolls
 
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
@@ -345,6 +384,9 @@ class PartitionLog:
                 handle = segment.open_file()
                 log_end = self._offsets.log_end
                 count = self._offsets.unflushed_records
+                # A roll since sync_rolled_segments: the rolled segment is not synced yet.
+                rolled = self._offsets.unsynced_rolls
+                durable_end = rolled[0].segment.base_offset if rolled else log_end
         except OSError as exc:
             raise self._fail("flush", exc) from exc
         try:
@@ -352,7 +394,7 @@ class PartitionLog:
         except OSError as exc:
             raise self._fail_sync("flush", exc) from exc
         with self._lock:
-            self._offsets.recovery_point = max(self._offsets.recovery_point, log_end)
+            self._offsets.recovery_point = max(self._offsets.recovery_point, durable_end)
             self._offsets.unflushed_records -= count
             self._offsets.last_flush_ms = self.clock()
 
@@ -370,22 +412,28 @@ class PartitionLog:
         return due
 
     def close(self) -> None:
-        """Flush everything, including indexes, and close the active segment's files.
+        """Flush everything, including indexes, and let go of every file.
 
         An offline log raises StorageError: its files are not known to be whole,
         so the broker must not mark the shutdown clean (the next start recovers it).
         """
-        if not self.offline:
-            self.sync_rolled_segments()
-        with self._lock:
-            self._check_online()
-            segment = self._segments[-1]
-            try:
-                segment.close_for_writing()
-            except OSError as exc:
-                raise self._fail("close", exc) from exc
-            self._offsets.recovery_point = self._offsets.log_end
-            self._offsets.unflushed_records = 0
+        try:
+            if not self.offline:
+                self.sync_rolled_segments()
+            with self._lock:
+                self._check_online()
+                segment = self._segments[-1]
+                try:
+                    segment.close_for_writing()
+                    segment.write_closed()
+                    segment.sync_closed()
+                except OSError as exc:
+                    raise self._fail("close", exc) from exc
+                self._offsets.recovery_point = self._offsets.log_end
+                self._offsets.unflushed_records = 0
+        finally:
+            for closed in self.segments:
+                closed.release_files()
 
     # reads
 
@@ -604,9 +652,13 @@ class PartitionLog:
                 doomed = [path for old in olds for path in old.mark_deleted()]
                 os.rename(swap, segment_path(self.directory, base_offset, LOG_SUFFIX))
                 fsync_dir(self.directory)
-                new = LogSegment(self.directory, base_offset, self.config, self.clock())
+                new = LogSegment(
+                    self.directory, base_offset, self.config, self.clock(), self._files
+                )
                 new.rebuild_indexes()
                 new.close_for_writing()
+                new.write_closed()
+                new.sync_closed()
             except OSError as exc:
                 raise self._fail("compaction swap", exc) from exc
             self._segments[first : first + len(olds)] = [new]

@@ -19,6 +19,7 @@ from pathlib import Path
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
 from wirekafka.storage.cleaner import PRODUCER_ID_EXPIRATION_MS, CleanerStats, clean_log
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.files import (
     CLEAN_SHUTDOWN_FILE,
     CLEANER_OFFSET_CHECKPOINT_FILE,
@@ -57,7 +58,10 @@ class LogManager:
         broker_id: int,
         topic_config: Callable[[str], LogConfig] | None = None,
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
+        open_files: int | None = None,
     ) -> None:
+        """``open_files``: how many segment files and index maps every log together
+        keeps open (``FdBudget.open_files``); None keeps whatever is opened."""
         self.log_dirs = [Path(d) for d in log_dirs]
         if not self.log_dirs:
             raise LogDirError("log.dirs names no directory")
@@ -73,6 +77,7 @@ class LogManager:
         self._lock = threading.Lock()
         self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
         self._deletions = DelayedDeletions()
+        self.files = FileCache(open_files)  # shared by every log
         self.had_clean_shutdown = True
 
     # startup and shutdown
@@ -106,6 +111,7 @@ class LogManager:
                     clean_shutdown=clean,
                     recovery_point=recovery_points.get(parsed, 0),
                     log_start_offset=start_offsets.get(parsed, 0),
+                    files=self.files,
                 )
                 self._dir_of[parsed] = log_dir
                 if parsed in cleaned:
@@ -114,6 +120,11 @@ class LogManager:
             marker.unlink(missing_ok=True)
             fsync_dir(log_dir)
         self.write_checkpoints()
+        log.info(
+            "%d partitions loaded; log files open at once: %s",
+            len(self._logs),
+            "no limit" if self.files.capacity is None else f"at most {self.files.capacity}",
+        )
 
     def _check_meta_properties(self, cluster_id: str | None) -> str:
         found: dict[Path, MetaProperties] = {}
@@ -221,6 +232,7 @@ class LogManager:
                 partition,
                 config or self.topic_config(topic),
                 self.clock,
+                files=self.files,
             )
             self._logs[key] = created
             self._dir_of[key] = log_dir

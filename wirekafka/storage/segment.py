@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from wirekafka.protocol.records.record_batch import (
     read_batch_header,
 )
 from wirekafka.storage.config import LogConfig
+from wirekafka.storage.file_cache import NO_LIMIT, FileCache
 from wirekafka.storage.files import (
     DELETED_SUFFIX,
     INDEX_SUFFIX,
@@ -66,28 +66,51 @@ class BatchPosition:
 
 
 class LogSegment:
-    """A ``<base offset>.log`` with its ``.index`` and ``.timeindex``."""
+    """A ``<base offset>.log`` with its ``.index`` and ``.timeindex``.
+
+    The ``.log`` is opened when first used (read/write while the segment is
+    active, read-only after) and kept open until the file cache makes it let
+    go; the next use opens it again. Spans handed out hold the file they were
+    read from, so a ``sendfile`` finishes on the right file whatever the cache
+    does meanwhile.
+    """
 
     def __init__(
-        self, directory: Path, base_offset: int, config: LogConfig, created_ms: int = -1
+        self,
+        directory: Path,
+        base_offset: int,
+        config: LogConfig,
+        created_ms: int = -1,
+        files: FileCache = NO_LIMIT,
     ) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
         self.log_path = segment_path(directory, base_offset, LOG_SUFFIX)
-        # The active segment holds its file open for appends; older segments open
-        # it for reads on demand, and the spans handed out keep it open.
-        self._writer: OpenFile | None = OpenFile(self.log_path, os.O_RDWR | os.O_CREAT)
-        self._reader: weakref.ref[OpenFile] | None = None
-        self.size = os.fstat(self._writer.fd).st_size
+        self._files = files
+        self.file_used = False
+        self._file: OpenFile | None = None
+        self._writable = True  # until close_for_writing
+        self._deleted = False
+        created: OpenFile | None = None
+        try:
+            self.size = os.stat(self.log_path).st_size
+        except FileNotFoundError:  # a new segment: its file is created, and kept for appends
+            path = self.log_path
+            created = files.retrying(lambda: OpenFile(path, os.O_RDWR | os.O_CREAT))
+            self.size = 0
         self._allocated_end = self.size  # the file's size: past self.size it is zeros
         self.offset_index = OffsetIndex(
-            segment_path(directory, base_offset, INDEX_SUFFIX), base_offset, config.index_max_bytes
+            segment_path(directory, base_offset, INDEX_SUFFIX),
+            base_offset,
+            config.index_max_bytes,
+            files,
         )
         self.time_index = TimeIndex(
             segment_path(directory, base_offset, TIME_INDEX_SUFFIX),
             base_offset,
             config.index_max_bytes,
+            files,
         )
         self.bytes_since_index_entry = 0
         # config is fixed for a segment's life: its limits are copied for should_roll
@@ -98,6 +121,9 @@ class LogSegment:
         self.max_timestamp, self.offset_of_max_timestamp = self.time_index.lookup(2**63 - 1)
         self.rolling_timestamp: int | None = None  # max timestamp of the first batch
         self.created_ms = created_ms  # when this process created or opened the segment
+        if created is not None:  # counted once the indexes exist: a failure above drops it
+            self._file = created
+            files.opened(self)
 
     def __repr__(self) -> str:
         return f"LogSegment({self.log_path.name}, {self.size} bytes)"
@@ -106,15 +132,35 @@ class LogSegment:
 
     def open_file(self) -> OpenFile:
         """The segment's file, open for reading (and for writing while active)."""
-        if self._writer is not None:
-            return self._writer
-        handle = self._reader() if self._reader else None
+        handle = self._file
         if handle is None:
-            handle = OpenFile(self.log_path, os.O_RDONLY)
-            self._reader = weakref.ref(handle)
+            return self._reopen()
+        self.file_used = True
         return handle
 
+    def _reopen(self) -> OpenFile:
+        path, flags = self.log_path, os.O_RDWR if self._writable else os.O_RDONLY
+        handle = self._files.retrying(lambda: OpenFile(path, flags))
+        self._file = handle  # stored before it is counted: see FileCache
+        self._files.opened(self)
+        return handle
+
+    def drop_file(self) -> object:
+        held, self._file = self._file, None
+        return held
+
+    def release_files(self) -> None:
+        """Let go of every descriptor the segment keeps (it is closed or deleted);
+        spans still holding the file keep it open until they go."""
+        self._files.closed(self)
+        self.offset_index.release()
+        self.time_index.release()
+
     def sync_log(self, handle: OpenFile | None = None) -> None:
+        """fsync the ``.log``, through whichever descriptor is open now: Linux reports
+        a write-back error to the descriptors open when it happened and, until one
+        of them has seen it, to those opened later, so a file the cache closed and
+        opened again since the writes still has its errors reported."""
         handle = handle or self.open_file()
         os.fsync(handle.fd)
 
@@ -122,54 +168,67 @@ class LogSegment:
         self.offset_index.sync()
         self.time_index.sync()
 
-    def close_for_writing(self, *, sync: bool = True) -> OpenFile | None:
-        """Make the segment read-only (on roll): a last time-index entry, indexes written.
-
-        With ``sync`` everything is fsynced first; without, the caller gets the
-        file back to fsync later with :meth:`sync_closed` (a roll must not
-        hold up appends for the length of an fsync).
-        """
-        writer = self._writer
-        if writer is None:
-            return None
+    def close_for_writing(self) -> None:
+        """Make the segment read-only (on roll and close): its last time-index
+        entry goes in and the zeros preallocated past its last batch are cut
+        (by name, so no descriptor is needed), at once, because recovery
+        after a crash takes zeros for the end of the log. Nothing here fails:
+        a cut that does not happen, and the buffered index entries, are left
+        to :meth:`write_closed`, which a roll leaves to the background so
+        appends are not held up."""
+        if not self._writable:
+            return
         # A full time index has already rolled the segment, so this entry fits.
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
-        self._trim_preallocated(writer.fd)
-        if sync:
-            self.sync_log()
-        self.offset_index.close(sync=sync)
-        self.time_index.close(sync=sync)
-        self._writer = None  # spans may still hold the file; it closes after them
-        return writer
+        with contextlib.suppress(OSError):
+            self.trim_preallocated()
+        self._writable = False
 
-    def sync_closed(self, handle: OpenFile) -> None:
-        """fsync a segment closed without it: the log through ``handle``, the indexes by name."""
-        os.fsync(handle.fd)
-        for index in (self.offset_index, self.time_index):
-            try:
-                fd = os.open(index.path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue  # deleted meanwhile by retention or compaction
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+    def trim_preallocated(self) -> None:
+        """Cut the zeros preallocated past the last batch (by name: no descriptor needed)."""
+        if self._allocated_end > self.size:
+            os.truncate(self.log_path, self.size)
+            self._allocated_end = self.size
+
+    def write_closed(self) -> None:
+        """Finish a segment closed for writing: cut the zeros preallocated past
+        its last batch and write the buffered index entries. A failure (a full
+        disk, no descriptor) loses nothing: the call can be made again. A
+        segment deleted meanwhile (retention, compaction) is passed over."""
+        try:
+            self.trim_preallocated()
+            self.offset_index.write_pending()
+            self.time_index.write_pending()
+        except FileNotFoundError:
+            if not self._deleted:
+                raise
+
+    def sync_closed(self) -> None:
+        """fsync the three files of a segment written out by :meth:`write_closed`
+        (passed over once deleted)."""
+        try:
+            self.sync_log()
+            self.sync_indexes()
+        except FileNotFoundError:
+            if not self._deleted:
+                raise
 
     def rename_files(self, suffix: str) -> list[Path]:
         """Rename the three files (e.g. to ``.deleted``); return their new paths."""
+        self.release_files()
         renamed = []
         for index in (self.offset_index, self.time_index):
-            index.close()
             new = index.path.with_name(index.path.name + suffix)
             index.rename(new)
             renamed.append(new)
         new_log = self.log_path.with_name(self.log_path.name + suffix)
         os.rename(self.log_path, new_log)
         self.log_path = new_log
-        self._writer = None
         return [new_log, *renamed]
 
     def mark_deleted(self) -> list[Path]:
+        self._deleted = True
+        self._writable = False
         return self.rename_files(DELETED_SUFFIX)
 
     # appends
@@ -186,8 +245,12 @@ class LogSegment:
         On a write error the file is cut back to where it was, so what was
         already written stays as it was; the error propagates.
         """
-        writer = self._writer
-        assert writer is not None, "append to a closed segment"
+        assert self._writable, "append to a closed segment"
+        writer = self._file
+        if writer is None:
+            writer = self._reopen()  # after the file cache took it: nothing is written yet
+        else:
+            self.file_used = True
         position = self.size
         size = len(data)
         fd = writer.fd
@@ -221,17 +284,10 @@ class LogSegment:
             with contextlib.suppress(OSError):
                 self._allocated_end = max(os.fstat(fd).st_size, self.size)
 
-    def _trim_preallocated(self, fd: int) -> None:
-        """Cut the zeros preallocated past the last batch."""
-        if self._allocated_end > self.size:
-            os.ftruncate(fd, self.size)
-            self._allocated_end = self.size
-
     def is_intact(self) -> bool:
         """Whether the file holds exactly the bytes appended so far (after a failed write)."""
         try:
-            handle = self.open_file()
-            return os.fstat(handle.fd).st_size == self.size
+            return os.stat(self.log_path).st_size == self.size
         except OSError:
             return False
 
@@ -383,8 +439,7 @@ class LogSegment:
             "%s: truncated %d bytes at position %d (%s); the log now ends at offset %d",
             self.log_path, scan.bad_bytes, scan.good_end, scan.problem, scan.next_offset,
         )  # fmt: skip
-        handle = self.open_file()
-        os.ftruncate(handle.fd, scan.good_end)
+        os.truncate(self.log_path, scan.good_end)
         self.size = self._allocated_end = scan.good_end
 
     def _verified_batches(self, next_offset: int) -> Iterator[tuple[int, BatchHeader, str | None]]:

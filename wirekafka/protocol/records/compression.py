@@ -304,7 +304,7 @@ class Compressor:
         return b""
 
     def _snappy_blocks(self, everything: bool) -> bytes:
-        parts = []
+        parts: list[bytes] = []
         pending = self._pending
         while len(pending) >= _XERIAL_BLOCK_BYTES or (everything and pending):
             block = bytes(cramjam.snappy.compress_raw(bytes(pending[:_XERIAL_BLOCK_BYTES])))

@@ -543,3 +543,28 @@ def test_a_batch_header_that_cannot_be_read_ends_the_pass_not_the_cleaner(tmp_pa
     assert len(reports) == 1 and "c-0: segment 00000000000000000000" in reports[0].getMessage()
     assert not log.offline
     assert log.segments[0].log_path.read_bytes() == before  # left as it was
+
+
+def test_a_batch_failing_its_crc_ends_the_pass_and_is_not_copied(tmp_path, caplog):
+    """Copied on, it would make the cleaned segment end there when its indexes are
+    rebuilt (they are rebuilt by recovery's checks), losing the batches after it."""
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    for value in (b"1", b"2", b"3"):
+        log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k", value)])))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"other", b"x")])))
+    log.roll()
+    segment = log.segments[0]
+    found = segment.find_batch(1)
+    assert found is not None
+    with segment.log_path.open("r+b") as file:  # a bit the disk flipped in the value
+        file.seek(found.position + found.header.size_bytes - 2)
+        file.write(b"\x00")
+    before = segment.log_path.read_bytes()
+    with caplog.at_level(logging.ERROR, logger="wirekafka.storage"):
+        assert clean_log(log) == CleanerStats()
+        assert clean_log(log) == CleanerStats()
+    reports = [r.getMessage() for r in caplog.records if "fails its CRC" in r.getMessage()]
+    assert len(reports) == 1 and "the batch at offset 1 fails its CRC" in reports[0]
+    assert log.segments[0].log_path.read_bytes() == before
+    assert [h.base_offset for h in log.batch_headers()] == [0, 1, 2, 3]

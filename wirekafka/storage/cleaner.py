@@ -26,10 +26,13 @@ byte for byte; others are rewritten with their header fields kept.
 
 Data a client wrote that the cleaner cannot parse never stops it: a batch
 whose CRC matches but whose records do not parse is reported once, kept byte
-for byte, and its keys supersede nothing. A batch header that cannot be read
-(the rest of its segment unreadable) ends the pass for that log, reported
-once; what the pass swapped in before is whole, and the log is left as it is
-from there.
+for byte, and its keys supersede nothing. Data the disk changed is another
+matter: a batch header that cannot be read (the rest of its segment
+unreadable) or a batch that fails its CRC ends the pass for that log,
+reported once, as Kafka's cleaner gives up on such a log. Copied on, a batch
+failing its CRC would have the cleaned segment cut there when its indexes are
+rebuilt; what the pass swapped in before is whole, and the log is left as it
+is from there.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     BatchHeader,
+    crc_matches,
     decode_batch,
     encode_batch,
     encode_empty_batch,
@@ -105,10 +109,15 @@ def _batches(segment: LogSegment, end: int | None = None) -> Iterator[BatchPosit
         raise _UnreadableSegment(segment, str(exc)) from exc
 
 
-def _records(partition_log: PartitionLog, header: BatchHeader, raw: bytes) -> list[Record] | None:
-    """The batch's records, or None when they cannot be parsed (reported once)."""
+def _records(
+    partition_log: PartitionLog, segment: LogSegment, header: BatchHeader, raw: bytes
+) -> list[Record] | None:
+    """The batch's records, or None when they cannot be parsed (reported once);
+    _UnreadableSegment when it fails its CRC."""
+    if not crc_matches(raw, 0, header):
+        raise _UnreadableSegment(segment, f"the batch at offset {header.base_offset} fails its CRC")
     try:
-        return decode_batch(raw).records
+        return decode_batch(raw, verify_crc=False).records
     except ProtocolError as exc:
         partition_log.report_unparsable_batch(header, str(exc))
         return None
@@ -136,7 +145,7 @@ def _latest_offsets(
                 latest.producers[header.producer_id] = header.last_offset
             if header.is_control:
                 continue
-            for record in _records(partition_log, header, segment.read_batch(batch)) or ():
+            for record in _records(partition_log, segment, header, segment.read_batch(batch)) or ():
                 if record.key is not None:
                     latest.offsets[record.key] = record.offset
     return latest
@@ -177,7 +186,7 @@ def _clean_segment(
         if batch.header.is_control:
             kept.append(raw)
             continue
-        records = _records(partition_log, batch.header, raw)
+        records = _records(partition_log, segment, batch.header, raw)
         if records is None:  # unparsable: kept as it is
             kept.append(raw)
             continue

@@ -15,6 +15,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import InvalidRequestError, InvalidTopicError
 from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
@@ -345,3 +346,29 @@ def test_offset_commit_v0_goes_to_zookeeper_and_others_refuse_the_group(
             HeartbeatRequest(group_id="old-group", generation_id=1, member_id="m"),
         )
     assert answer.error_code == ErrorCode.NOT_COORDINATOR
+
+
+def test_the_offsets_topic_belongs_to_the_brokers(cluster: Cluster) -> None:
+    """Clients cannot create or delete it; the brokers make it compacted, and one
+    whose config znode lacks compaction (a client made it) gets it back when a
+    broker starts, keeping its partitions."""
+    brokers = cluster.brokers
+    offsets_config = "/config/topics/__consumer_offsets"
+    admin = KafkaAdminClient(bootstrap_servers=brokers[0].bootstrap)
+    try:
+        with pytest.raises(InvalidRequestError, match="internal topic __consumer_offsets"):
+            admin.create_topics([NewTopic("__consumer_offsets", 1, 1)])
+        assert cluster.kazoo.exists("/brokers/topics/__consumer_offsets") is None
+        _coordinator(cluster, "owned-group")  # FindCoordinator: a broker creates it
+        assert cluster.json(offsets_config)["config"]["cleanup.policy"] == "compact"
+        with pytest.raises(InvalidTopicError, match="Cannot delete internal topic"):
+            admin.delete_topics(["__consumer_offsets"])
+    finally:
+        admin.close()
+    partitions = cluster.json("/brokers/topics/__consumer_offsets")["partitions"]
+    cluster.kazoo.set(offsets_config, json.dumps({"version": 1, "config": {}}).encode())
+    brokers[1].restart()
+    assert cluster.json(offsets_config)["config"]["cleanup.policy"] == "compact"
+    assert "restoring compaction" in brokers[1].stderr_text()
+    assert cluster.json("/brokers/topics/__consumer_offsets")["partitions"] == partitions
+    assert cluster.kazoo.exists("/admin/delete_topics/__consumer_offsets") is None

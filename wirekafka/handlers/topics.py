@@ -83,11 +83,9 @@ def restore_offsets_topic_configs(store: TopicStore) -> None:
     it: groups are placed by it. Raises MetadataSaveError when the fix cannot be
     recorded."""
     topic = store.topic(OFFSETS_TOPIC)
-    if topic is None:
+    if topic is None or topic.configs.get("cleanup.policy") == "compact":
         return
     configs = {**OFFSETS_TOPIC_CONFIGS, **topic.configs, "cleanup.policy": "compact"}
-    if configs == topic.configs:
-        return
     log.warning(
         "%s has cleanup.policy=%s, not compact (it was created by a client); "
         "restoring compaction, keeping its %d partitions",

@@ -100,6 +100,13 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     made = Cluster(zookeeper, tmp_path)
     try:
         made.start()
+        # Topics are spread over the brokers a broker knows: each must know them all
+        # before a test creates one (its cache catches up within REFRESH_SECONDS).
+        for broker in made.brokers.values():
+            wait_for(
+                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
+                f"broker {broker.data_dir} to know every broker",
+            )
         yield made
     finally:
         # Shown by pytest only when the test failed: what each broker logged.
@@ -107,6 +114,12 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
             print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
         made.close()
         zookeeper.close()
+
+
+def known_brokers(broker: Broker) -> list[int]:
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        answer = client.request(ApiKey.METADATA, 9, MetadataRequest(topics=[]))
+    return [b.node_id for b in answer.brokers]
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:

@@ -92,7 +92,8 @@ class _Latest:
 
 
 class _UnreadableSegment(Exception):
-    """A batch header in ``segment`` cannot be read: the pass stops there."""
+    """A batch header in ``segment`` cannot be read, or a batch fails its CRC:
+    the pass stops there."""
 
     def __init__(self, segment: LogSegment, problem: str) -> None:
         super().__init__(problem)
@@ -331,8 +332,8 @@ def clean_log(
     """One compaction pass over a compacted log, if enough of it is dirty or
     it has waited too long; safe to run beside appends. ``first_dirty_offset``
     is where the last pass stopped (0: nothing is known to be clean). A pass
-    that meets a batch header it cannot read stops there (reported once) and
-    says no pass ran."""
+    that meets a batch header it cannot read, or a batch failing its CRC,
+    stops there (reported once) and says no pass ran."""
     try:
         return _clean(partition_log, first_dirty_offset, producer_id_expiration_ms)
     except _UnreadableSegment as exc:

@@ -14,8 +14,9 @@ and passes it over. A batch header that cannot be read inside a segment
 (bytes changed on disk after recovery checked them, or a clean start that
 trusted them) makes the rest of that segment unreadable: the producer-state
 rebuild goes on at the next segment, reads there answer a storage error, and
-the log stays online (an unclean start would cut the segment there, as
-recovery does).
+the log stays online (recovery after an unclean start would cut the log there
+and remove the segments after it; at runtime that would drop acknowledged
+records).
 """
 
 from __future__ import annotations

@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from tests.storage.helpers import FakeClock, spoil_header, unparsable_batch
 from wirekafka.protocol.records.record import Record
-from wirekafka.protocol.records.record_batch import encode_batch
+from wirekafka.protocol.records.record_batch import encode_batch, iter_batches
 from wirekafka.storage.config import LogConfig
-from wirekafka.storage.log import MAX_TIMESTAMP, PartitionLog, TimestampOffset
+from wirekafka.storage.log import (
+    MAX_TIMESTAMP,
+    PartitionLog,
+    ReadResult,
+    StorageError,
+    TimestampOffset,
+)
 from wirekafka.storage.producer_state import ProducerStateTable
 
 CONFIG = LogConfig()
@@ -98,3 +106,26 @@ def test_a_clean_start_checks_an_active_segment_whose_batch_header_cannot_be_rea
     assert "although the last shutdown was clean" in caplog.text
     assert append(reopened, clock.now_ms) == 1
     assert [h.base_offset for h in reopened.batch_headers()] == [0, 1]
+
+
+def test_reads_reach_the_batches_before_a_header_that_cannot_be_read(tmp_path):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    for index in range(3):
+        append(log, clock.now_ms, b"%d" % index)
+    log.roll()
+    after = append(log, clock.now_ms, b"next segment")
+    spoil_header(log, 2)
+
+    def offsets_read(offset):
+        result = log.read(offset, 1 << 20)
+        assert isinstance(result, ReadResult)
+        data = b"".join(span.read_bytes() for span in result.spans)
+        return [header.base_offset for _, header in iter_batches(data)]
+
+    assert offsets_read(0) == [0]  # a batch at a time: the walk to the limit fails at 2
+    assert offsets_read(1) == [1]
+    with pytest.raises(StorageError, match="bad batch header"):
+        log.read(2, 1 << 20)
+    assert offsets_read(after) == [after]
+    assert not log.offline

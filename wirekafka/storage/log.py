@@ -13,7 +13,8 @@ loader) reports it once, through :meth:`PartitionLog.report_unparsable_batch`,
 and passes it over. A batch header that cannot be read inside a segment
 (bytes changed on disk after recovery checked them, or a clean start that
 trusted them) makes the rest of that segment unreadable: the producer-state
-rebuild goes on at the next segment, reads there answer a storage error, and
+rebuild goes on at the next segment, reads before it return a batch at a time
+up to it, reads there answer a storage error, and
 the log stays online (recovery after an unclean start would cut the log there
 and remove the segments after it; at runtime that would drop acknowledged
 records).
@@ -479,7 +480,12 @@ class PartitionLog:
                 if beyond is not None:
                     end_of_data = beyond.position
             limit = min(found.position + max(max_bytes, 0), end_of_data)
-            end = segment.boundary_at_or_below(limit, found.position)
+            try:
+                end = segment.boundary_at_or_below(limit, found.position)
+            except OSError as exc:  # a header after this batch cannot be read
+                if not is_unreadable_header(exc):
+                    raise
+                end = found.position  # this batch alone, below
             if end == found.position:
                 if not min_one_batch:
                     return []

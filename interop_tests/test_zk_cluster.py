@@ -15,6 +15,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import InvalidRequestError, InvalidTopicError
 from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
@@ -99,6 +100,13 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     made = Cluster(zookeeper, tmp_path)
     try:
         made.start()
+        # Topics are spread over the brokers a broker knows: each must know them all
+        # before a test creates one (its cache catches up within REFRESH_SECONDS).
+        for broker in made.brokers.values():
+            wait_for(
+                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
+                f"broker {broker.data_dir} to know every broker",
+            )
         yield made
     finally:
         # Shown by pytest only when the test failed: what each broker logged.
@@ -106,6 +114,12 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
             print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
         made.close()
         zookeeper.close()
+
+
+def known_brokers(broker: Broker) -> list[int]:
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        answer = client.request(ApiKey.METADATA, 9, MetadataRequest(topics=[]))
+    return [b.node_id for b in answer.brokers]
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
@@ -345,3 +359,29 @@ def test_offset_commit_v0_goes_to_zookeeper_and_others_refuse_the_group(
             HeartbeatRequest(group_id="old-group", generation_id=1, member_id="m"),
         )
     assert answer.error_code == ErrorCode.NOT_COORDINATOR
+
+
+def test_the_offsets_topic_belongs_to_the_brokers(cluster: Cluster) -> None:
+    """Clients cannot create or delete it; the brokers make it compacted, and one
+    whose config znode lacks compaction (a client made it) gets it back when a
+    broker starts, keeping its partitions."""
+    brokers = cluster.brokers
+    offsets_config = "/config/topics/__consumer_offsets"
+    admin = KafkaAdminClient(bootstrap_servers=brokers[0].bootstrap)
+    try:
+        with pytest.raises(InvalidRequestError, match="internal topic __consumer_offsets"):
+            admin.create_topics([NewTopic("__consumer_offsets", 1, 1)])
+        assert cluster.kazoo.exists("/brokers/topics/__consumer_offsets") is None
+        _coordinator(cluster, "owned-group")  # FindCoordinator: a broker creates it
+        assert cluster.json(offsets_config)["config"]["cleanup.policy"] == "compact"
+        with pytest.raises(InvalidTopicError, match="Cannot delete internal topic"):
+            admin.delete_topics(["__consumer_offsets"])
+    finally:
+        admin.close()
+    partitions = cluster.json("/brokers/topics/__consumer_offsets")["partitions"]
+    cluster.kazoo.set(offsets_config, json.dumps({"version": 1, "config": {}}).encode())
+    brokers[1].restart()
+    assert cluster.json(offsets_config)["config"]["cleanup.policy"] == "compact"
+    assert "restoring compaction" in brokers[1].stderr_text()
+    assert cluster.json("/brokers/topics/__consumer_offsets")["partitions"] == partitions
+    assert cluster.kazoo.exists("/admin/delete_topics/__consumer_offsets") is None

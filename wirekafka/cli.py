@@ -19,7 +19,7 @@ from wirekafka.config import (
 )
 from wirekafka.fd_budget import FdBudgetError, raise_fd_limit
 from wirekafka.server.broker import Broker
-from wirekafka.storage.cluster_metadata import ClusterMetadataError
+from wirekafka.storage.cluster_metadata import ClusterMetadataError, MetadataSaveError
 from wirekafka.storage.config import ConfigError
 from wirekafka.storage.log_manager import LogDirError
 from wirekafka.storage.meta_properties import MetaPropertiesError
@@ -29,6 +29,7 @@ STARTUP_ERRORS = (
     LogDirError,
     MetaPropertiesError,
     ClusterMetadataError,
+    MetadataSaveError,
     ZooKeeperError,
     FdBudgetError,
     OSError,

@@ -164,7 +164,7 @@ def test_null_name_at_v10_plus_is_unknown_topic_id(broker):
 
 
 def test_internal_topic_flag(broker):
-    broker.create_topic("__consumer_offsets")
+    assert broker.ctx.groups.offsets_log.ensure_topic() == ErrorCode.NONE  # the broker's own
     [topic] = metadata(broker, 12, ["__consumer_offsets"]).topics
     assert topic.is_internal is True
 

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import random
+import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import (
+    CRC_OFFSET,
+    HEADER_BYTES,
+    MAGIC_OFFSET,
     RecordBatch,
+    compute_crc,
     decode_batches,
     encode_batch,
     iter_batches,
+    read_batch_header,
     set_base_offset,
 )
 from wirekafka.storage.log import PartitionLog, ReadResult
@@ -83,3 +90,31 @@ def read_all(log: PartitionLog, start: int = 0, max_bytes: int = 1 << 20) -> byt
 
 def read_batches(log: PartitionLog, start: int = 0) -> list[RecordBatch]:
     return decode_batches(read_all(log, start))
+
+
+def unparsable_batch(
+    keys: Sequence[bytes | None] = (b"junk",), *, timestamp: int = BASE_TIME_MS
+) -> bytes:
+    """A batch whose header and CRC are sound but whose records do not parse, as a
+    client could write one: ``encode_batch``'s records overwritten with 0xff bytes
+    (varints that never end), the CRC computed again."""
+    batch = bytearray(
+        encode_batch([Record(i, timestamp + i, key, b"value") for i, key in enumerate(keys)])
+    )
+    batch[HEADER_BYTES:] = b"\xff" * (len(batch) - HEADER_BYTES)
+    header = read_batch_header(batch)
+    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, header.size_bytes))
+    return bytes(batch)
+
+
+def spoil_header(log: PartitionLog, offset: int) -> None:
+    """Overwrite the magic byte of the batch holding ``offset`` in its segment file,
+    so its header no longer reads as one."""
+    for segment in log.segments:
+        found = segment.find_batch(offset)
+        if found is not None:
+            with segment.log_path.open("r+b") as file:
+                file.seek(found.position + MAGIC_OFFSET)
+                file.write(b"\x07")
+            return
+    raise AssertionError(f"no batch holds offset {offset}")

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import random
 import threading
 
 import pytest
 
-from tests.storage.helpers import FakeClock, read_batches
-from wirekafka.protocol.errors import ErrorCode
+from tests.storage.helpers import (
+    FakeClock,
+    read_all,
+    read_batches,
+    spoil_header,
+    unparsable_batch,
+)
+from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
-from wirekafka.protocol.records.record_batch import encode_batch, read_batch_header
+from wirekafka.protocol.records.record_batch import (
+    decode_batch,
+    encode_batch,
+    iter_batches,
+    read_batch_header,
+)
 from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import HOUR_MS, LogConfig
 from wirekafka.storage.log import PartitionLog
@@ -468,3 +480,91 @@ def test_a_producers_empty_batch_goes_once_the_producer_would_be_forgotten(tmp_p
     table = ProducerStateTable()  # a restarted broker no longer knows the producer
     table.rebuild(log.batch_headers())
     assert table.entry(42) is None
+
+
+# Data a client wrote that cannot be parsed
+
+
+def readable_and_raw(log):
+    """(records of the batches that parse, raw bytes of those that do not)."""
+    data = read_all(log)
+    records, unparsable = [], []
+    for position, header in iter_batches(data):
+        try:
+            records += decode_batch(data, position).records
+        except ProtocolError:
+            unparsable.append(data[position : position + header.size_bytes])
+    return records, unparsable
+
+
+def test_an_unparsable_batch_is_kept_byte_for_byte_and_supersedes_nothing(tmp_path, caplog):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    junk = unparsable_batch([b"a", b"b"])
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"a", b"a1")])))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"b", b"b1")])))
+    junk_offset = log.append(bytearray(junk)).first_offset
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"a", b"a2")])))
+    log.roll()
+    with caplog.at_level(logging.ERROR, logger="wirekafka.storage"):
+        stats = clean_log(log)
+    assert stats.records_removed == 1  # a1 only: the junk's keys are unknown, b1 stays
+    records, unparsable = readable_and_raw(log)
+    assert [(r.key, r.value) for r in records] == [(b"b", b"b1"), (b"a", b"a2")]
+    assert [u[8:] for u in unparsable] == [junk[8:]]  # all but the offset it was given
+    reports = [r for r in caplog.records if "cannot be parsed" in r.getMessage()]
+    assert len(reports) == 1
+    assert f"c-0: the batch at offsets {junk_offset}..{junk_offset + 1}" in reports[0].getMessage()
+
+    # a later pass reads the junk again: it is not reported again, and is still kept
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"b", b"b2")])))
+    log.roll()
+    with caplog.at_level(logging.ERROR, logger="wirekafka.storage"):
+        caplog.clear()
+        assert clean_log(log).records_removed == 1  # from offset 0: the junk is read again
+    assert not [r for r in caplog.records if "cannot be parsed" in r.getMessage()]
+    records, unparsable = readable_and_raw(log)
+    assert {r.key: r.value for r in records} == {b"a": b"a2", b"b": b"b2"}
+    assert [u[8:] for u in unparsable] == [junk[8:]]
+
+
+def test_a_batch_header_that_cannot_be_read_ends_the_pass_not_the_cleaner(tmp_path, caplog):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    for value in (b"1", b"2", b"3"):
+        log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k", value)])))
+    log.roll()
+    spoil_header(log, 1)
+    before = log.segments[0].log_path.read_bytes()
+    with caplog.at_level(logging.ERROR, logger="wirekafka.storage"):
+        assert clean_log(log) == CleanerStats()  # no pass: nothing checkpointed
+        assert clean_log(log) == CleanerStats()
+    reports = [r for r in caplog.records if "cannot be read to its end" in r.getMessage()]
+    assert len(reports) == 1 and "c-0: segment 00000000000000000000" in reports[0].getMessage()
+    assert not log.offline
+    assert log.segments[0].log_path.read_bytes() == before  # left as it was
+
+
+def test_a_batch_failing_its_crc_ends_the_pass_and_is_not_copied(tmp_path, caplog):
+    """Copied on, it would make the cleaned segment end there when its indexes are
+    rebuilt (they are rebuilt by recovery's checks), losing the batches after it."""
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    for value in (b"1", b"2", b"3"):
+        log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k", value)])))
+    log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"other", b"x")])))
+    log.roll()
+    segment = log.segments[0]
+    found = segment.find_batch(1)
+    assert found is not None
+    with segment.log_path.open("r+b") as file:  # a bit the disk flipped in the value
+        file.seek(found.position + found.header.size_bytes - 2)
+        file.write(b"\x00")
+    before = segment.log_path.read_bytes()
+    with caplog.at_level(logging.ERROR, logger="wirekafka.storage"):
+        assert clean_log(log) == CleanerStats()
+        assert clean_log(log) == CleanerStats()
+    reports = [r.getMessage() for r in caplog.records if "fails its CRC" in r.getMessage()]
+    assert len(reports) == 1 and "the batch at offset 1 fails its CRC" in reports[0]
+    assert log.segments[0].log_path.read_bytes() == before
+    assert [h.base_offset for h in log.batch_headers()] == [0, 1, 2, 3]

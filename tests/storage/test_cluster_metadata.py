@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 
 import pytest
 
 from wirekafka.handlers.producers import PRODUCER_ID_BLOCK_SIZE, ProducerIds
+from wirekafka.storage import cluster_metadata
 from wirekafka.storage.cluster_metadata import (
     CLUSTER_METADATA_FILE,
     ClusterMetadata,
     ClusterMetadataError,
+    MetadataSaveError,
     TopicDefinition,
 )
 
@@ -77,11 +80,49 @@ def test_a_failed_write_leaves_the_old_file_whole(path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(MetadataSaveError, match="No space left on device"):
         metadata.put_topics([TopicDefinition("lost", 1)])
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert ClusterMetadata(path).topics() == {"kept": TopicDefinition("kept", 1, {})}
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Make every write of the metadata file fail with ENOSPC while set."""
+    state = {"full": False}
+    real = cluster_metadata.write_atomically
+
+    def write(path, data):
+        if state["full"]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)
+
+    monkeypatch.setattr(cluster_metadata, "write_atomically", write)
+    return state
+
+
+def test_a_failed_save_changes_nothing_in_memory(path, full_disk):
+    metadata = ClusterMetadata(path)
+    metadata.put_topics([TopicDefinition("kept", 2, {"retention.ms": "1000"})])
+    assert metadata.allocate_producer_ids(10) == range(0, 10)
+    before = path.read_bytes()
+    full_disk["full"] = True
+    with pytest.raises(MetadataSaveError):
+        metadata.put_topics([TopicDefinition("lost", 1), TopicDefinition("kept", 9)])
+    with pytest.raises(MetadataSaveError):
+        metadata.remove_topic("kept")
+    with pytest.raises(MetadataSaveError):
+        metadata.set_topic_configs("kept", {"cleanup.policy": "compact"})
+    with pytest.raises(MetadataSaveError):
+        metadata.allocate_producer_ids(10)
+    assert metadata.topics() == {"kept": TopicDefinition("kept", 2, {"retention.ms": "1000"})}
+    assert path.read_bytes() == before
+    full_disk["full"] = False
+    # the block that could not be recorded was never handed out: the next one starts there
+    assert metadata.allocate_producer_ids(10) == range(10, 20)
+    assert metadata.remove_topic("kept") is True
+    assert ClusterMetadata(path).topics() == {}
 
 
 def test_put_topics_with_nothing_does_not_write(path):

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from wirekafka.storage.cluster_metadata import TopicDefinition
+from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.cluster import NO_LEADER, ZkCluster
+from wirekafka.zk.session import ZooKeeperError
 
 __all__ = [
     "NO_LEADER",
@@ -40,13 +41,17 @@ class ClusterView(Protocol):
 
 
 class TopicStore(Protocol):
-    """Where topic definitions and producer-id blocks are kept."""
+    """Where topic definitions and producer-id blocks are kept.
+
+    A change that cannot be recorded raises MetadataSaveError and changes nothing."""
 
     def topic(self, name: str) -> TopicDefinition | None: ...
 
     def topics(self) -> dict[str, TopicDefinition]: ...
 
     def put_topics(self, topics: list[TopicDefinition]) -> None: ...
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
 
     def remove_topic(self, name: str) -> bool: ...
 
@@ -110,14 +115,30 @@ class ZkTopicStore:
         }
 
     def put_topics(self, topics: list[TopicDefinition]) -> None:
-        for topic in topics:
-            self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
+        """Create topics (TopicAlreadyExists when one exists)."""
+        try:
+            for topic in topics:
+                self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
+        except ZooKeeperError as exc:
+            raise MetadataSaveError(str(exc)) from exc
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        try:
+            self.cluster.set_topic_configs(name, configs)
+        except ZooKeeperError as exc:
+            raise MetadataSaveError(str(exc)) from exc
 
     def remove_topic(self, name: str) -> bool:
         if self.cluster.topic(name) is None:
             return False
-        self.cluster.request_deletion(name)
+        try:
+            self.cluster.request_deletion(name)
+        except ZooKeeperError as exc:
+            raise MetadataSaveError(str(exc)) from exc
         return True
 
     def allocate_producer_ids(self, count: int) -> range:
-        return self.cluster.allocate_producer_ids(count)
+        try:
+            return self.cluster.allocate_producer_ids(count)
+        except ZooKeeperError as exc:
+            raise MetadataSaveError(str(exc)) from exc

@@ -21,7 +21,13 @@ from wirekafka.handlers.cluster import (
 from wirekafka.handlers.group_runtime import GroupRuntime
 from wirekafka.handlers.offsets_log import OffsetsLog
 from wirekafka.handlers.producers import ProducerIds, ProducerStates
-from wirekafka.handlers.topics import TopicError, TopicManager, topic_log_config
+from wirekafka.handlers.topics import (
+    TopicError,
+    TopicManager,
+    adopted_topic,
+    restore_offsets_topic_configs,
+    topic_log_config,
+)
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
@@ -86,10 +92,12 @@ def open_broker_context(
         cluster = LocalCluster(endpoint)
     else:
         store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
+    restore_offsets_topic_configs(store)  # before its logs open, so they open compacted
     topics_at_start = store.topics()
 
     def topic_config(name: str) -> LogConfig:
-        return topic_log_config(config.log, topics_at_start.get(name))
+        # a topic only on disk is adopted below, an internal one with the broker's configs
+        return topic_log_config(config.log, topics_at_start.get(name) or adopted_topic(name, 0))
 
     logs = LogManager(
         config.log_dirs,

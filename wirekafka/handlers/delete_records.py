@@ -1,8 +1,10 @@
-"""DeleteRecords: move partitions' log start offsets forward."""
+"""DeleteRecords: move partitions' log start offsets forward (not of internal topics,
+which are the broker's: INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager answers)."""
 
 from __future__ import annotations
 
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsPartition,
@@ -26,6 +28,9 @@ def _delete(
     found = ctx.topics.partition_log(topic, asked.partition_index)
     if isinstance(found, ErrorCode):
         result.error_code = found
+        return result
+    if topic in INTERNAL_TOPICS:
+        result.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
         return result
     offset = found.log_end_offset if asked.offset == HIGH_WATERMARK else asked.offset
     if not 0 <= offset <= found.log_end_offset:

@@ -15,9 +15,10 @@ from wirekafka.protocol.rpc import Request
 
 
 def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
-    if not ctx.groups.coordinates(group_id):
+    refused = ctx.groups.coordinator_error(group_id)
+    if refused != ErrorCode.NONE:
         return DescribedGroup(
-            error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id, group_state="",
+            error_code=refused, group_id=group_id, group_state="",
             protocol_type="", protocol_data="",
         )  # fmt: skip
     group = ctx.groups.coordinator.groups.get(group_id)

@@ -31,6 +31,11 @@ def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
     offsets_log = ctx.groups.offsets_log
     # the coordinator is the leader of the group's __consumer_offsets partition
     leader = offsets_log.coordinator_id(key)
+    if isinstance(leader, ErrorCode):
+        return Coordinator(
+            key=key, node_id=-1, host="", port=-1, error_code=leader,
+            error_message=f"{OFFSETS_TOPIC} could not be created; try again",
+        )  # fmt: skip
     broker = next((b for b in ctx.cluster.brokers() if b.node_id == leader), None)
     if broker is None:
         return Coordinator(

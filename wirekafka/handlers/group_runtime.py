@@ -110,9 +110,11 @@ class GroupRuntime:
                 OFFSETS_TOPIC,
             )
 
-    def coordinates(self, group_id: str) -> bool:
-        """False on a broker of a cluster that is not this group's coordinator."""
-        return self.offsets_log.leads(group_id)
+    def coordinator_error(self, group_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the group; NOT_COORDINATOR on a broker
+        of a cluster that does not; COORDINATOR_NOT_AVAILABLE when
+        ``__consumer_offsets`` is missing and cannot be created now."""
+        return self.offsets_log.coordinator_error(group_id)
 
     # calls into the coordinator
 

@@ -10,8 +10,9 @@ from wirekafka.protocol.rpc import Request
 
 async def handle_heartbeat(ctx: BrokerContext, request: Request) -> HeartbeatResponse:
     body: HeartbeatRequest = request.body
-    if not ctx.groups.coordinates(body.group_id):
-        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.NOT_COORDINATOR)
+    refused = ctx.groups.coordinator_error(body.group_id)
+    if refused != ErrorCode.NONE:
+        return HeartbeatResponse(throttle_time_ms=0, error_code=refused)
     error = ctx.groups.coordinator.heartbeat(
         body.group_id, body.generation_id, body.member_id, body.group_instance_id, ctx.clock()
     )

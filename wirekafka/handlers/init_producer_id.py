@@ -2,9 +2,14 @@
 
 Transactions are not served: a transactional id is refused with
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which every client reports as fatal.
+When a new block of producer ids cannot be recorded the answer is
+COORDINATOR_LOAD_IN_PROGRESS, which the Java client, kafka-python and
+librdkafka retry (Kafka's ProducerIdManager answers it while waiting for a block).
 """
 
 from __future__ import annotations
+
+import logging
 
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
@@ -13,6 +18,9 @@ from wirekafka.protocol.messages.init_producer_id import (
     InitProducerIdResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.storage.cluster_metadata import MetadataSaveError
+
+log = logging.getLogger("wirekafka.producers")
 
 
 async def handle_init_producer_id(ctx: BrokerContext, request: Request) -> InitProducerIdResponse:
@@ -24,9 +32,16 @@ async def handle_init_producer_id(ctx: BrokerContext, request: Request) -> InitP
             producer_id=-1,
             producer_epoch=-1,
         )
+    try:
+        producer_id = ctx.producer_ids.next_id()
+    except MetadataSaveError as exc:
+        log.error("no producer id for InitProducerId: %s", exc)
+        return InitProducerIdResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+            producer_id=-1,
+            producer_epoch=-1,
+        )
     return InitProducerIdResponse(
-        throttle_time_ms=0,
-        error_code=ErrorCode.NONE,
-        producer_id=ctx.producer_ids.next_id(),
-        producer_epoch=0,
+        throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0
     )

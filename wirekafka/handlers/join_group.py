@@ -55,7 +55,8 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         require_known_member_id=request.version >= FIRST_MEMBER_ID_REQUIRED_VERSION,
     )
     groups = ctx.groups
-    if not groups.coordinates(body.group_id):
-        return join_response(JoinResult(ErrorCode.NOT_COORDINATOR), request.version)
+    refused = groups.coordinator_error(body.group_id)
+    if refused != ErrorCode.NONE:
+        return join_response(JoinResult(refused), request.version)
     result = await groups.held(lambda reply: groups.coordinator.join(joining, ctx.clock(), reply))
     return join_response(result, request.version)

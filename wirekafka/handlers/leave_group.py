@@ -17,8 +17,9 @@ FIRST_BATCH_VERSION = 3
 async def handle_leave_group(ctx: BrokerContext, request: Request) -> LeaveGroupResponse:
     body: LeaveGroupRequest = request.body
     coordinator = ctx.groups.coordinator
-    if not ctx.groups.coordinates(body.group_id):
-        return LeaveGroupResponse(throttle_time_ms=0, error_code=ErrorCode.NOT_COORDINATOR)
+    refused = ctx.groups.coordinator_error(body.group_id)
+    if refused != ErrorCode.NONE:
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=refused)
     now = ctx.clock()
     if request.version < FIRST_BATCH_VERSION:
         error = coordinator.leave(body.group_id, body.member_id, None, now)

@@ -1,4 +1,11 @@
-"""Metadata: this broker, and the topics asked for (created when allowed)."""
+"""Metadata: this broker, and the topics asked for (created when allowed).
+
+Internal topics are never created here: the broker creates ``__consumer_offsets``
+when a group first needs it, so asking for it before gets
+UNKNOWN_TOPIC_OR_PARTITION. An auto-creation that cannot be recorded answers
+LEADER_NOT_AVAILABLE, which clients retry (Kafka's answer for a topic whose
+creation is not complete).
+"""
 
 from __future__ import annotations
 
@@ -49,7 +56,13 @@ def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
 
 
 def _missing(name: str | None, code: ErrorCode) -> MetadataResponseTopic:
-    return MetadataResponseTopic(error_code=code, name=name, topic_id=NO_TOPIC_ID, partitions=[])
+    return MetadataResponseTopic(
+        error_code=code,
+        name=name,
+        topic_id=NO_TOPIC_ID,
+        is_internal=name in INTERNAL_TOPICS,
+        partitions=[],
+    )
 
 
 async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataResponse:
@@ -72,7 +85,7 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
             if invalid is not None:
                 topics.append(_missing(name, invalid.code))
                 continue
-            if not may_create:
+            if not may_create or name in INTERNAL_TOPICS:
                 topics.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             failed = ctx.topics.auto_create(name)
@@ -80,7 +93,10 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
             # past max.broker.partitions, POLICY_VIOLATION, which clients do not retry
             # (it lasts until topics are deleted), and the broker's log says why.
             if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                topics.append(_missing(name, failed.code))
+                code = failed.code
+                if code == ErrorCode.KAFKA_STORAGE_ERROR:  # not recorded: the client retries
+                    code = ErrorCode.LEADER_NOT_AVAILABLE
+                topics.append(_missing(name, code))
                 continue
         topics.append(_described(ctx, name))
     return MetadataResponse(

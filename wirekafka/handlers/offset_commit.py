@@ -53,13 +53,11 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     groups = ctx.groups
     generation = body.generation_id_or_member_epoch if version >= 1 else -1
     member_id = body.member_id if version >= 1 else ""
-    allowed = (
-        groups.coordinator.check_commit(
+    allowed = groups.coordinator_error(body.group_id)
+    if allowed == ErrorCode.NONE:
+        allowed = groups.coordinator.check_commit(
             body.group_id, generation, member_id, body.group_instance_id, now
         )
-        if groups.coordinates(body.group_id)
-        else ErrorCode.NOT_COORDINATOR
-    )
     groups.deliver()
     errors: dict[tuple[str, int], ErrorCode] = {}
     accepted: dict[tuple[str, int], CommittedOffset] = {}

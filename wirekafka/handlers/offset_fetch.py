@@ -94,7 +94,7 @@ async def _fetch_from_zookeeper(
 
 
 def _group_error(ctx: BrokerContext, group_id: str) -> ErrorCode:
-    return ErrorCode.NONE if ctx.groups.coordinates(group_id) else ErrorCode.NOT_COORDINATOR
+    return ctx.groups.coordinator_error(group_id)
 
 
 async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFetchResponse:

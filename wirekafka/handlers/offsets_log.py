@@ -2,8 +2,11 @@
 
 Each group's records go to partition ``abs(hash(group)) % offsets.topic.num.partitions``
 (Kafka's string hash), in Kafka's key/value layout, so Kafka's tools and any
-consumer of the topic read them as Kafka's. The topic is compacted; at startup
-it is read back to rebuild the offsets and the groups' generations.
+consumer of the topic read them as Kafka's. Only the broker creates the topic,
+compacted, with ``offsets.topic.num.partitions`` partitions. At startup it is
+read back to rebuild the offsets and the groups' generations; what cannot be
+read there (a batch whose records do not parse, a record of unknown layout) is
+logged and passed over, never a reason not to start.
 """
 
 from __future__ import annotations
@@ -24,19 +27,23 @@ from wirekafka.groups.offsets_topic import (
     encode_offset_commit,
     partition_for_group,
 )
-from wirekafka.handlers.topics import TopicManager
+from wirekafka.handlers.topics import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, TopicManager
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
-from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
-from wirekafka.storage.log import Clock, ReadResult, StorageError
+from wirekafka.protocol.records.record_batch import decode_batch, encode_batch, iter_batches
+from wirekafka.storage.log import Clock, PartitionLog, ReadResult, StorageError
+
+__all__ = [
+    "OFFSETS_TOPIC",
+    "OFFSETS_TOPIC_CONFIGS",
+    "LoadedGroup",
+    "LoadedOffset",
+    "OffsetsLog",
+    "readable_records",
+]
 
 log = logging.getLogger("wirekafka.groups")
 
-OFFSETS_TOPIC = "__consumer_offsets"
-OFFSETS_TOPIC_CONFIGS = {
-    "cleanup.policy": "compact",
-    "segment.bytes": "104857600",  # offsets.topic.segment.bytes
-}
 NO_VALUE = -1
 _READ_BYTES = 8 * 1024 * 1024
 
@@ -67,21 +74,32 @@ class OffsetsLog:
             self.partitions = existing.partitions  # the topic's count rules once it exists
         return existing is not None
 
-    def ensure_topic(self) -> None:
+    def ensure_topic(self) -> ErrorCode:
+        """Create the topic if it is missing: NONE, or COORDINATOR_NOT_AVAILABLE
+        when it cannot be recorded (clients look for the coordinator again)."""
         if self.exists():
-            return
-        failed = self.topics.create_topic(OFFSETS_TOPIC, self.partitions, 1, OFFSETS_TOPIC_CONFIGS)
-        if failed is not None:
-            raise RuntimeError(f"cannot create {OFFSETS_TOPIC}: {failed.message}")
+            return ErrorCode.NONE
+        failed = self.topics.create_internal_topic(OFFSETS_TOPIC, self.partitions)
+        if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        self.exists()  # another broker's count, when it created the topic first
+        return ErrorCode.NONE
 
-    def coordinator_id(self, group_id: str) -> int:
-        """The group's coordinator: the leader of its partition (-1 when leaderless)."""
-        self.ensure_topic()
+    def coordinator_id(self, group_id: str) -> int | ErrorCode:
+        """The group's coordinator: the leader of its partition (-1 when
+        leaderless); COORDINATOR_NOT_AVAILABLE when the topic cannot be created."""
+        created = self.ensure_topic()
+        if created != ErrorCode.NONE:
+            return created
         return self.topics.cluster.leader(OFFSETS_TOPIC, self.partition_of(group_id))
 
-    def leads(self, group_id: str) -> bool:
-        """Whether this broker coordinates the group."""
-        return self.coordinator_id(group_id) == self.topics.broker_id
+    def coordinator_error(self, group_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the group, else why not: NOT_COORDINATOR,
+        or COORDINATOR_NOT_AVAILABLE when the topic cannot be created."""
+        coordinator = self.coordinator_id(group_id)
+        if isinstance(coordinator, ErrorCode):
+            return coordinator
+        return ErrorCode.NONE if coordinator == self.topics.broker_id else ErrorCode.NOT_COORDINATOR
 
     def partition_of(self, group_id: str) -> int:
         return partition_for_group(group_id, self.partitions)
@@ -89,7 +107,8 @@ class OffsetsLog:
     def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         if not entries:
             return ErrorCode.NONE
-        self.ensure_topic()
+        if self.ensure_topic() != ErrorCode.NONE:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
         found = self.topics.partition_log(OFFSETS_TOPIC, self.partition_of(group_id))
         if isinstance(found, ErrorCode):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -115,23 +134,60 @@ class OffsetsLog:
         return self._append(group_id, [encode_group_metadata(GroupMetadataKey(group_id), metadata)])
 
     def load(self) -> Iterator[LoadedOffset | LoadedGroup]:
-        """Every record of the topic, partition by partition, oldest first."""
+        """Every readable record of the topic, partition by partition, oldest first."""
         for partition in range(self.partitions):
             found = self.topics.logs.get_log(OFFSETS_TOPIC, partition)  # the ones kept here
             if found is None:
                 continue
-            offset = found.log_start_offset
-            while offset < found.log_end_offset:
-                read = found.read(offset, _READ_BYTES)
-                if not isinstance(read, ReadResult) or not read.spans:
-                    break
-                data = b"".join(span.read_bytes() for span in read.spans)
-                for batch in decode_batches(data):
-                    for record in batch.records:
-                        loaded = _decode(record)
-                        if loaded is not None:
-                            yield loaded
-                    offset = batch.header.next_offset
+            for record in readable_records(found):
+                loaded = _decode(record)
+                if loaded is not None:
+                    yield loaded
+
+
+def readable_records(partition_log: PartitionLog) -> Iterator[Record]:
+    """Every record of the log that can be parsed, oldest first.
+
+    A batch whose records do not parse (its CRC matched: a client wrote
+    junk) is reported once and skipped. Where the log cannot be read (a disk
+    error, or a batch header that is not one) it is read again a batch at a
+    time, up to the batch that cannot be read; the rest of that segment is
+    reported and skipped: reading goes on at the next segment.
+    """
+    offset = partition_log.log_start_offset
+    one_at_a_time = False  # after a read failed: find the last batch that reads
+    while offset < partition_log.log_end_offset:
+        try:
+            read = partition_log.read(offset, 0 if one_at_a_time else _READ_BYTES)
+            if not isinstance(read, ReadResult) or not read.spans:
+                return
+            data = b"".join(span.read_bytes() for span in read.spans)
+            batches = list(iter_batches(data))
+        except (StorageError, OSError, ProtocolError) as exc:
+            if not one_at_a_time:
+                one_at_a_time = True
+                continue
+            one_at_a_time = False
+            following = [s.base_offset for s in partition_log.segments if s.base_offset > offset]
+            log.error(
+                "%s-%d: cannot read from offset %d (%s); %s",
+                partition_log.topic, partition_log.partition, offset, exc,
+                f"going on at offset {following[0]}" if following else "skipping the rest",
+            )  # fmt: skip
+            if not following:
+                return
+            offset = following[0]
+            continue
+        for position, header in batches:
+            try:
+                records = decode_batch(data, position).records
+            except ProtocolError as exc:
+                partition_log.report_unparsable_batch(header, str(exc))
+                records = []
+            for record in records:
+                if record.offset >= offset:
+                    yield record
+            offset = header.next_offset
 
 
 def _decode(record: Record) -> LoadedOffset | LoadedGroup | None:

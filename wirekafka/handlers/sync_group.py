@@ -11,8 +11,9 @@ from wirekafka.protocol.rpc import Request
 async def handle_sync_group(ctx: BrokerContext, request: Request) -> SyncGroupResponse:
     body: SyncGroupRequest = request.body
     groups = ctx.groups
-    if not groups.coordinates(body.group_id):
-        return SyncGroupResponse(throttle_time_ms=0, error_code=ErrorCode.NOT_COORDINATOR)
+    refused = groups.coordinator_error(body.group_id)
+    if refused != ErrorCode.NONE:
+        return SyncGroupResponse(throttle_time_ms=0, error_code=refused)
     assignments = {a.member_id: bytes(a.assignment) for a in body.assignments}
     result = await groups.held(
         lambda reply: groups.coordinator.sync(

@@ -1,5 +1,15 @@
 """Topics of the embedded default: names, partition counts, configs, creation
-and deletion, all recorded in :class:`ClusterMetadata` and the log dirs."""
+and deletion, all recorded in :class:`ClusterMetadata` and the log dirs.
+
+The internal topics (``__consumer_offsets``, ``__transaction_state``) belong to
+the broker: clients cannot create or delete them; the broker creates
+``__consumer_offsets`` itself, compacted, when a group first needs it.
+
+A topic is recorded before its partition directories are made; a partition
+whose directory cannot be made then is made on first use, so a topic is never
+left half there. A change the metadata store cannot record changes nothing and
+is answered with KAFKA_STORAGE_ERROR, which clients may retry.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,7 @@ from dataclasses import dataclass
 from wirekafka.config import BrokerConfig
 from wirekafka.handlers.cluster import ClusterView, TopicStore
 from wirekafka.protocol.errors import ErrorCode
-from wirekafka.storage.cluster_metadata import TopicDefinition
+from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.log_manager import LogManager
@@ -19,8 +29,13 @@ from wirekafka.zk.cluster import TopicAlreadyExists
 log = logging.getLogger("wirekafka.topics")
 
 MAX_TOPIC_NAME_CHARS = 249
-CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({CONSUMER_OFFSETS_TOPIC, "__transaction_state"})
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+# What the broker gives __consumer_offsets, as Kafka's groupMetadataTopicConfigs:
+# compacted, in offsets.topic.segment.bytes segments.
+OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
+_INTERNAL_TOPIC_CONFIGS = {OFFSETS_TOPIC: OFFSETS_TOPIC_CONFIGS}
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -54,6 +69,33 @@ def topic_log_config(broker_config: LogConfig, topic: TopicDefinition | None) ->
     return broker_config.with_overrides(topic.configs) if topic and topic.configs else broker_config
 
 
+def adopted_topic(name: str, partitions: int) -> TopicDefinition:
+    """A topic found only as partition dirs, as it is recorded when adopted: an
+    internal topic gets the configs the broker creates it with."""
+    return TopicDefinition(name, partitions, dict(_INTERNAL_TOPIC_CONFIGS.get(name, {})))
+
+
+def restore_offsets_topic_configs(store: TopicStore) -> None:
+    """Give a stored ``__consumer_offsets`` without compaction its compaction back.
+
+    Clients could create the topic before the broker refused them (with the
+    broker's defaults: no compaction). Its partition count stays, as Kafka keeps
+    it: groups are placed by it. Raises MetadataSaveError when the fix cannot be
+    recorded."""
+    topic = store.topic(OFFSETS_TOPIC)
+    if topic is None or topic.configs.get("cleanup.policy") == "compact":
+        return
+    configs = {**OFFSETS_TOPIC_CONFIGS, **topic.configs, "cleanup.policy": "compact"}
+    log.warning(
+        "%s has cleanup.policy=%s, not compact (it was created by a client); "
+        "restoring compaction, keeping its %d partitions",
+        OFFSETS_TOPIC,
+        topic.configs.get("cleanup.policy", "(the broker default)"),
+        topic.partitions,
+    )
+    store.set_topic_configs(OFFSETS_TOPIC, configs)
+
+
 class TopicManager:
     def __init__(
         self,
@@ -80,7 +122,7 @@ class TopicManager:
             count = found.get(partition_log.topic, 0)
             found[partition_log.topic] = max(count, partition_log.partition + 1)
         missing = [
-            TopicDefinition(name, count)
+            adopted_topic(name, count)
             for name, count in found.items()
             if self.metadata.topic(name) is None
         ]
@@ -102,7 +144,8 @@ class TopicManager:
         return topic_log_config(self.config.log, self.metadata.topic(name))
 
     def partition_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
-        """The partition's log, created on first use; an error for unknown partitions."""
+        """The partition's log, created on first use; an error for unknown
+        partitions, and KAFKA_STORAGE_ERROR when its directory cannot be made."""
         topic = self.metadata.topic(name)
         if topic is None or not 0 <= partition < topic.partitions:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -111,14 +154,24 @@ class TopicManager:
         existing = self.logs.get_log(name, partition)
         if existing is not None:
             return existing
-        return self.logs.get_or_create_log(name, partition, self.log_config(name))
+        try:
+            return self.logs.get_or_create_log(name, partition, self.log_config(name))
+        except OSError as exc:
+            log.error("cannot create the log of %s-%d: %s", name, partition, exc)
+            return ErrorCode.KAFKA_STORAGE_ERROR
 
     def check_new_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicError | None:
+        """Whether a client may create this topic (CreateTopics, auto-creation)."""
         invalid = topic_name_error(name)
         if invalid is not None:
             return invalid
+        if name in INTERNAL_TOPICS:  # Kafka's words for its own __cluster_metadata
+            return TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"Creation of internal topic {name} is prohibited: the broker creates it",
+            )
         if self.metadata.topic(name) is not None:
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         if partitions < 1:
@@ -176,7 +229,7 @@ class TopicManager:
             return None
         hosted = self.hosted_partitions()
         adding = self._share(partitions)
-        if name == CONSUMER_OFFSETS_TOPIC:
+        if name == OFFSETS_TOPIC:
             if hosted + adding > limit:
                 log.warning(
                     "creating %s takes this broker to %d partitions, past "
@@ -185,12 +238,12 @@ class TopicManager:
                 )  # fmt: skip
             return None
         reserved = 0
-        if self.metadata.topic(CONSUMER_OFFSETS_TOPIC) is None:
+        if self.metadata.topic(OFFSETS_TOPIC) is None:
             reserved = self._share(self.config.offsets_topic_num_partitions)
         if hosted + adding + reserved <= limit:
             return None
         kept = (
-            f", with {reserved} kept for {CONSUMER_OFFSETS_TOPIC} (offsets.topic.num.partitions)"
+            f", with {reserved} kept for {OFFSETS_TOPIC} (offsets.topic.num.partitions)"
             if reserved
             else ""
         )
@@ -204,18 +257,47 @@ class TopicManager:
     def create_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicError | None:
+        """A client's topic (CreateTopics, auto-creation)."""
         error = self.check_new_topic(name, partitions, replication_factor, configs)
         if error is not None:
             return error
+        return self._create(TopicDefinition(name, partitions, dict(configs)))
+
+    def create_internal_topic(self, name: str, partitions: int) -> TopicError | None:
+        """The broker's own creation of an internal topic, with the broker's configs."""
+        if name not in INTERNAL_TOPICS:
+            raise ValueError(f"{name} is not an internal topic")
+        if self.metadata.topic(name) is not None:
+            return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        error = self._partition_limit_error(name, partitions)  # for __consumer_offsets: a warning
+        if error is not None:
+            return error
+        return self._create(adopted_topic(name, partitions))
+
+    def _create(self, topic: TopicDefinition) -> TopicError | None:
+        name = topic.name
         try:
-            self.metadata.put_topics([TopicDefinition(name, partitions, dict(configs))])
+            self.metadata.put_topics([topic])
         except TopicAlreadyExists:  # another broker created it meanwhile
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        except MetadataSaveError as exc:
+            log.error("creating topic %s failed: %s", name, exc)
+            return TopicError(
+                ErrorCode.KAFKA_STORAGE_ERROR, f"topic {name!r} could not be recorded: {exc}"
+            )
         config = self.log_config(name)
-        for partition in range(partitions):
-            if self.cluster.leader(name, partition) == self.broker_id:
+        for partition in range(topic.partitions):
+            if self.cluster.leader(name, partition) != self.broker_id:
+                continue
+            try:
                 self.logs.get_or_create_log(name, partition, config)
-        log.info("created topic %s with %d partitions", name, partitions)
+            except OSError as exc:  # the topic is recorded: the log is made on first use
+                log.warning(
+                    "topic %s: the log of partition %d could not be created now (%s); "
+                    "it is created on first use",
+                    name, partition, exc,
+                )  # fmt: skip
+        log.info("created topic %s with %d partitions", name, topic.partitions)
         return None
 
     def auto_create(self, name: str) -> TopicError | None:
@@ -224,20 +306,41 @@ class TopicManager:
         )
 
     def delete_topic(self, name: str) -> TopicError | None:
+        """A client's deletion (DeleteTopics)."""
+        if name in INTERNAL_TOPICS:
+            return TopicError(
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"Cannot delete internal topic {name}: it belongs to the broker",
+            )
         topic = self.metadata.topic(name)
         if topic is None:
             return TopicError(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist"
             )
-        self.metadata.remove_topic(name)
+        try:
+            self.metadata.remove_topic(name)
+        except MetadataSaveError as exc:
+            log.error("deleting topic %s failed: %s", name, exc)
+            return TopicError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"the deletion of {name!r} could not be recorded: {exc}",
+            )
         self.drop_local_logs(name)
         log.info("deleted topic %s", name)
         return None
 
     def drop_local_logs(self, name: str) -> None:
         for partition_log in self.logs.all_logs():
-            if partition_log.topic == name:
+            if partition_log.topic != name:
+                continue
+            try:
                 self.logs.delete_log(name, partition_log.partition)
+            except OSError as exc:  # the topic is gone; its directory stays
+                log.error(
+                    "topic %s is deleted, but moving the directory of partition %d aside "
+                    "failed (%s); remove it by hand, or the next start adopts it again",
+                    name, partition_log.partition, exc,
+                )  # fmt: skip
 
     def drop_logs_of_deleted_topics(self) -> list[str]:
         """Remove local partitions of topics the cluster no longer has (deleted

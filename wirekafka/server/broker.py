@@ -232,7 +232,10 @@ class Broker:
 
     async def _compact(self) -> None:
         """Compact the logs of compacted topics (``__consumer_offsets``) in a worker
-        thread, every ``log.cleaner.backoff.ms``; appends carry on meanwhile."""
+        thread, every ``log.cleaner.backoff.ms``; appends carry on meanwhile.
+
+        A pass that fails is logged with its partition and tried again next
+        time; whatever it raised, the broker and the other partitions go on."""
         logs = self.context.logs
         while True:
             await trio.sleep(self.config.log_cleaner_backoff_ms / 1000)
@@ -242,3 +245,5 @@ class Broker:
                         await trio.to_thread.run_sync(logs.clean, partition_log)
                     except (StorageError, OSError) as exc:  # the next pass tries again
                         log.error("compaction of %r failed: %s", partition_log, exc)
+                    except Exception:  # a bug, or data nothing expected: not fatal either
+                        log.exception("compaction of %r failed", partition_log)

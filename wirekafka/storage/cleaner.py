@@ -23,6 +23,16 @@ All reading and writing happens without the log's lock (segments other than
 the active one never change); only the final swap of each segment takes it,
 so appends carry on during a pass. Batches that lose no record are copied
 byte for byte; others are rewritten with their header fields kept.
+
+Data a client wrote that the cleaner cannot parse never stops it: a batch
+whose CRC matches but whose records do not parse is reported once, kept byte
+for byte, and its keys supersede nothing. Data the disk changed is another
+matter: a batch header that cannot be read (the rest of its segment
+unreadable) or a batch that fails its CRC ends the pass for that log,
+reported once, as Kafka's cleaner gives up on such a log. Copied on, a batch
+failing its CRC would have the cleaned segment cut there when its indexes are
+rebuilt; what the pass swapped in before is whole, and the log is left as it
+is from there.
 """
 
 from __future__ import annotations
@@ -33,17 +43,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     BatchHeader,
+    crc_matches,
     decode_batch,
     encode_batch,
     encode_empty_batch,
 )
 from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, write_synced
+from wirekafka.storage.loader import is_unreadable_header
 from wirekafka.storage.log import PartitionLog
-from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
+from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, BatchPosition, LogSegment
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -78,6 +91,39 @@ class _Latest:
         return self.producers.get(header.producer_id, header.last_offset) == header.last_offset
 
 
+class _UnreadableSegment(Exception):
+    """A batch header in ``segment`` cannot be read, or a batch fails its CRC:
+    the pass stops there."""
+
+    def __init__(self, segment: LogSegment, problem: str) -> None:
+        super().__init__(problem)
+        self.segment = segment
+
+
+def _batches(segment: LogSegment, end: int | None = None) -> Iterator[BatchPosition]:
+    """The segment's batches; _UnreadableSegment where a header cannot be read."""
+    try:
+        yield from segment.batches_from(0, end)
+    except OSError as exc:
+        if not is_unreadable_header(exc):
+            raise
+        raise _UnreadableSegment(segment, str(exc)) from exc
+
+
+def _records(
+    partition_log: PartitionLog, segment: LogSegment, header: BatchHeader, raw: bytes
+) -> list[Record] | None:
+    """The batch's records, or None when they cannot be parsed (reported once);
+    _UnreadableSegment when it fails its CRC."""
+    if not crc_matches(raw, 0, header):
+        raise _UnreadableSegment(segment, f"the batch at offset {header.base_offset} fails its CRC")
+    try:
+        return decode_batch(raw, verify_crc=False).records
+    except ProtocolError as exc:
+        partition_log.report_unparsable_batch(header, str(exc))
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Horizons:
     """Times before which a tombstone, and a producer's last (emptied) batch, may go."""
@@ -86,19 +132,21 @@ class _Horizons:
     producers_ms: int  # now - producer.id.expiration.ms: the producer is forgotten
 
 
-def _latest_offsets(segments: list[LogSegment], active_end: int) -> _Latest:
+def _latest_offsets(
+    partition_log: PartitionLog, segments: list[LogSegment], active_end: int
+) -> _Latest:
     """Each key's and producer's last offset in ``segments``, the last of them
     active up to ``active_end``."""
     latest = _Latest()
     for segment in segments:
         end = active_end if segment is segments[-1] else None
-        for batch in segment.batches_from(0, end):
+        for batch in _batches(segment, end):
             header = batch.header
             if header.producer_id != NO_PRODUCER_ID:
                 latest.producers[header.producer_id] = header.last_offset
             if header.is_control:
                 continue
-            for record in decode_batch(segment.read_batch(batch)).records:
+            for record in _records(partition_log, segment, header, segment.read_batch(batch)) or ():
                 if record.key is not None:
                     latest.offsets[record.key] = record.offset
     return latest
@@ -122,7 +170,7 @@ def _rewrite(header: BatchHeader, records: list[Record]) -> bytes:
 
 
 def _clean_segment(
-    segment: LogSegment, latest: _Latest, horizons: _Horizons
+    partition_log: PartitionLog, segment: LogSegment, latest: _Latest, horizons: _Horizons
 ) -> tuple[list[bytes], int, int]:
     """The segment's batches after cleaning, how many records went, and how
     many batches that were empty already went.
@@ -134,12 +182,15 @@ def _clean_segment(
     """
     kept: list[bytes] = []
     removed = dropped_empty = 0
-    for batch in segment.batches_from(0):
+    for batch in _batches(segment):
         raw = segment.read_batch(batch)
         if batch.header.is_control:
             kept.append(raw)
             continue
-        records = decode_batch(raw).records
+        records = _records(partition_log, segment, batch.header, raw)
+        if records is None:  # unparsable: kept as it is
+            kept.append(raw)
+            continue
         retained = [
             record
             for record in records
@@ -192,13 +243,17 @@ class _Group:
 
 
 def _groups(
-    segments: list[LogSegment], latest: _Latest, horizons: _Horizons, segment_bytes: int
+    partition_log: PartitionLog,
+    segments: list[LogSegment],
+    latest: _Latest,
+    horizons: _Horizons,
+    segment_bytes: int,
 ) -> Iterator[_Group]:
     """All segments but the last, cleaned, in groups that each become one
     segment (Kafka merges small cleaned segments the same way)."""
     group = _Group()
     for index, segment in enumerate(segments[:-1]):
-        batches, removed, dropped = _clean_segment(segment, latest, horizons)
+        batches, removed, dropped = _clean_segment(partition_log, segment, latest, horizons)
         size = sum(len(batch) for batch in batches)
         if not group.fits(size, segments[index + 1].base_offset, segment_bytes):
             yield group
@@ -255,8 +310,17 @@ def _compaction_overdue(dirty: list[LogSegment], max_compaction_lag_ms: int, now
     """Whether a dirty segment's first batch is older than ``max.compaction.lag.ms``."""
     if max_compaction_lag_ms >= now_ms:  # the default, "never": no segment need be read
         return False
-    stamps = [stamp for segment in dirty if (stamp := segment.first_batch_timestamp()) > 0]
+    stamps = [stamp for segment in dirty if (stamp := _first_batch_timestamp(segment)) > 0]
     return bool(stamps) and min(stamps) < now_ms - max_compaction_lag_ms
+
+
+def _first_batch_timestamp(segment: LogSegment) -> int:
+    try:
+        return segment.first_batch_timestamp()
+    except OSError as exc:
+        if not is_unreadable_header(exc):
+            raise
+        raise _UnreadableSegment(segment, str(exc)) from exc
 
 
 def clean_log(
@@ -267,7 +331,19 @@ def clean_log(
 ) -> CleanerStats:
     """One compaction pass over a compacted log, if enough of it is dirty or
     it has waited too long; safe to run beside appends. ``first_dirty_offset``
-    is where the last pass stopped (0: nothing is known to be clean)."""
+    is where the last pass stopped (0: nothing is known to be clean). A pass
+    that meets a batch header it cannot read, or a batch failing its CRC,
+    stops there (reported once) and says no pass ran."""
+    try:
+        return _clean(partition_log, first_dirty_offset, producer_id_expiration_ms)
+    except _UnreadableSegment as exc:
+        partition_log.report_unreadable_segment(exc.segment, f"{exc}; it is not compacted")
+        return CleanerStats()
+
+
+def _clean(
+    partition_log: PartitionLog, first_dirty_offset: int, producer_id_expiration_ms: int
+) -> CleanerStats:
     config = partition_log.config
     if not config.compact:
         return CleanerStats()
@@ -287,9 +363,9 @@ def clean_log(
     ):
         return CleanerStats()
     active_end = segments[-1].size
-    latest = _latest_offsets(segments[first_dirty:], active_end)
+    latest = _latest_offsets(partition_log, segments[first_dirty:], active_end)
     horizons = _Horizons(now - config.delete_retention_ms, now - producer_id_expiration_ms)
-    groups = _groups(segments[: end + 1], latest, horizons, config.segment_bytes)
+    groups = _groups(partition_log, segments[: end + 1], latest, horizons, config.segment_bytes)
     swapped = [_swap_in(partition_log, group) for group in groups]  # one group in memory at a time
     rewritten = sum(stats.segments_rewritten for stats in swapped)
     removed_total = sum(stats.records_removed for stats in swapped)

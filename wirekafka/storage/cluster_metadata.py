@@ -4,6 +4,10 @@ Topics (partition count and per-topic config overrides) and the highest
 producer id handed out live in ``cluster-metadata.json`` in the first log dir,
 rewritten atomically (temp file, fsync, rename) on every change. With
 ZooKeeper the same facts live in its znodes instead.
+
+A change that cannot be written (a full disk, no file descriptor left) raises
+:class:`MetadataSaveError` and changes nothing: what is in memory is always
+what the file says.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ FORMAT_VERSION = 1
 
 class ClusterMetadataError(ValueError):
     """The metadata file cannot be read."""
+
+
+class MetadataSaveError(Exception):
+    """A change to the topics or producer ids could not be recorded; nothing changed.
+
+    Raised by every store of topic metadata (this file, or ZooKeeper)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +66,20 @@ class ClusterMetadata:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ClusterMetadataError(f"{self.path}: malformed: {exc!r}") from exc
 
-    def _save(self) -> None:
+    def _save(self, topics: dict[str, TopicDefinition], producer_id_block_end: int) -> None:
+        """Write this state to the file; MetadataSaveError when it cannot be."""
         document = {
             "version": FORMAT_VERSION,
             "topics": {
                 name: {"partitions": topic.partitions, "configs": topic.configs}
-                for name, topic in sorted(self._topics.items())
+                for name, topic in sorted(topics.items())
             },
-            "producer_id_block_end": self._producer_id_block_end,
+            "producer_id_block_end": producer_id_block_end,
         }
-        write_atomically(self.path, json.dumps(document, indent=1).encode() + b"\n")
+        try:
+            write_atomically(self.path, json.dumps(document, indent=1).encode() + b"\n")
+        except OSError as exc:
+            raise MetadataSaveError(f"writing {self.path} failed: {exc}") from exc
 
     # topics
 
@@ -79,14 +93,23 @@ class ClusterMetadata:
         """Add or replace topics, in one write."""
         if not topics:
             return
+        changed = dict(self._topics)
         for topic in topics:
-            self._topics[topic.name] = topic
-        self._save()
+            changed[topic.name] = topic
+        self._save(changed, self._producer_id_block_end)
+        self._topics = changed
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        """Replace a known topic's config overrides."""
+        topic = self._topics[name]
+        self.put_topics([TopicDefinition(name, topic.partitions, dict(configs))])
 
     def remove_topic(self, name: str) -> bool:
-        if self._topics.pop(name, None) is None:
+        if name not in self._topics:
             return False
-        self._save()
+        changed = {key: topic for key, topic in self._topics.items() if key != name}
+        self._save(changed, self._producer_id_block_end)
+        self._topics = changed
         return True
 
     # producer ids
@@ -94,6 +117,6 @@ class ClusterMetadata:
     def allocate_producer_ids(self, count: int) -> range:
         """A block of producer ids never handed out before, recorded before use."""
         start = self._producer_id_block_end
+        self._save(self._topics, start + count)
         self._producer_id_block_end = start + count
-        self._save()
         return range(start, start + count)

@@ -4,7 +4,9 @@ After a clean shutdown (the log dir holds ``.kafka_cleanshutdown``) segments
 are trusted and only indexes that are missing or fail Kafka's sanity checks
 are rebuilt. After a crash every segment from the one holding the recovery
 point onward is checked batch by batch (:meth:`LogSegment.recover`); the log
-is cut at the first bad byte and any later segments are removed.
+is cut at the first bad byte and any later segments are removed. A clean start
+whose active segment holds a batch header that cannot be read checks that
+segment the same way: the log end cannot be found past it otherwise.
 """
 
 from __future__ import annotations
@@ -181,8 +183,33 @@ def load_segments(
             segment.close_for_writing()
             segment.write_closed()
     if first_to_recover >= len(bases):  # clean: the log end is after the last batch
-        next_offset = _finish_active_segment(segments[-1])
+        try:
+            next_offset = _finish_active_segment(segments[-1])
+        except (OSError, ProtocolError) as exc:
+            if isinstance(exc, OSError) and not is_unreadable_header(exc):
+                raise
+            next_offset, cut = _recover_active_segment(segments[-1], str(exc))
+            truncated_total += cut
     return LoadedLog(segments, next_offset, next_offset, truncated_total)
+
+
+def is_unreadable_header(exc: OSError) -> bool:
+    """Whether a segment's OSError is a batch header that is not one (the bytes
+    are there but are not a header), rather than a failed read."""
+    return isinstance(exc.__cause__, ProtocolError)
+
+
+def _recover_active_segment(segment: LogSegment, problem: str) -> tuple[int, int]:
+    """Check the active segment batch by batch, as after a crash; (log end, bytes cut)."""
+    log.warning(
+        "%s: %s although the last shutdown was clean; checking the segment as after a crash",
+        segment.log_path, problem,
+    )  # fmt: skip
+    scan = segment.check_batches(segment.base_offset)
+    segment.truncate(scan)
+    segment.sync_log()
+    segment.sync_indexes()
+    return scan.next_offset, scan.bad_bytes
 
 
 def _remove_segments_after(directory: Path, bases: list[int]) -> None:

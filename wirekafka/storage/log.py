@@ -5,6 +5,19 @@ partitions have different locks and proceed independently. Offsets are
 assigned by patching each batch's base offset in place; records are never
 decoded on the way in or out. Reads return spans of segment files for
 ``os.sendfile``.
+
+A batch whose CRC matches but whose records do not parse (a client wrote
+junk) is data the log holds but cannot read: every reader that decodes
+records (timestamp lookups here, the cleaner, the ``__consumer_offsets``
+loader) reports it once, through :meth:`PartitionLog.report_unparsable_batch`,
+and passes it over. A batch header that cannot be read inside a segment
+(bytes changed on disk after recovery checked them, or a clean start that
+trusted them) makes the rest of that segment unreadable: the producer-state
+rebuild goes on at the next segment, reads before it return a batch at a time
+up to it, reads there answer a storage error, and
+the log stays online (recovery after an unclean start would cut the log there
+and remove the segments after it; at runtime that would drop acknowledged
+records).
 """
 
 from __future__ import annotations
@@ -18,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer
-from wirekafka.protocol.records.record import TimestampType
+from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     LOG_OVERHEAD,
     BatchHeader,
@@ -40,8 +54,8 @@ from wirekafka.storage.files import (
     fsync_dir,
     segment_path,
 )
-from wirekafka.storage.loader import load_segments
-from wirekafka.storage.segment import LogSegment
+from wirekafka.storage.loader import is_unreadable_header, load_segments
+from wirekafka.storage.segment import BatchPosition, LogSegment
 from wirekafka.storage.spans import FileSpan
 
 log = logging.getLogger("wirekafka.storage")
@@ -151,6 +165,8 @@ class PartitionLog:
         self._files = files
         self._deletions = DelayedDeletions()
         self.offline = False
+        self._reported: set[tuple[str, int]] = set()  # unreadable spots already logged
+        self._reported_lock = threading.Lock()
         created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
         loaded = load_segments(
@@ -225,6 +241,32 @@ class PartitionLog:
     def _check_online(self) -> None:
         if self.offline:
             raise StorageError(self.topic, self.partition, "log is offline after a disk error")
+
+    # data that cannot be read
+
+    def _first_report(self, kind: str, offset: int) -> bool:
+        with self._reported_lock:
+            if (kind, offset) in self._reported:
+                return False
+            self._reported.add((kind, offset))
+            return True
+
+    def report_unparsable_batch(self, header: BatchHeader, problem: str) -> None:
+        """Log, once per batch, that its records cannot be parsed; the caller skips it."""
+        if self._first_report("batch", header.base_offset):
+            log.error(
+                "%s-%d: the batch at offsets %d..%d holds records that cannot be parsed "
+                "(%s); skipping it",
+                self.topic, self.partition, header.base_offset, header.last_offset, problem,
+            )  # fmt: skip
+
+    def report_unreadable_segment(self, segment: LogSegment, problem: str) -> None:
+        """Log, once per segment, that the rest of it cannot be read; the caller skips it."""
+        if self._first_report("segment", segment.base_offset):
+            log.error(
+                "%s-%d: segment %020d cannot be read to its end (%s); skipping the rest of it",
+                self.topic, self.partition, segment.base_offset, problem,
+            )  # fmt: skip
 
     # appends
 
@@ -486,7 +528,12 @@ class PartitionLog:
                 if beyond is not None:
                     end_of_data = beyond.position
             limit = min(found.position + max(max_bytes, 0), end_of_data)
-            end = segment.boundary_at_or_below(limit, found.position)
+            try:
+                end = segment.boundary_at_or_below(limit, found.position)
+            except OSError as exc:  # a header after this batch cannot be read
+                if not is_unreadable_header(exc):
+                    raise
+                end = found.position  # this batch alone, below
             if end == found.position:
                 if not min_one_batch:
                     return []
@@ -524,10 +571,18 @@ class PartitionLog:
         header = found.header
         if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
             return TimestampOffset(header.max_timestamp, header.base_offset)
-        for record in decode_batch(segment.read_batch(found)).records:
+        for record in self._records_of(segment, found):
             if record.timestamp == header.max_timestamp:
                 return TimestampOffset(record.timestamp, record.offset)
         return TimestampOffset(header.max_timestamp, header.last_offset)
+
+    def _records_of(self, segment: LogSegment, batch: BatchPosition) -> list[Record]:
+        """The batch's records; none when they cannot be parsed (reported once)."""
+        try:
+            return decode_batch(segment.read_batch(batch)).records
+        except ProtocolError as exc:
+            self.report_unparsable_batch(batch.header, str(exc))
+            return []
 
     def _first_at_or_after(
         self, segments: list[LogSegment], timestamp: int
@@ -546,7 +601,7 @@ class PartitionLog:
                 start = self._offsets.log_start
                 if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
                     return TimestampOffset(header.max_timestamp, max(header.base_offset, start))
-                for record in decode_batch(segment.read_batch(batch)).records:
+                for record in self._records_of(segment, batch):
                     if record.timestamp >= timestamp and record.offset >= start:
                         return TimestampOffset(record.timestamp, record.offset)
         return None
@@ -555,24 +610,27 @@ class PartitionLog:
         """Headers of the batches in the log, oldest first, read header by header.
 
         Segments whose newest timestamp is known and at most ``newer_than_ms``
-        are passed over, except the active one.
+        are passed over, except the active one. Where a batch header cannot be
+        read, the rest of its segment is skipped (reported once).
         """
         with self._lock:
             self._check_online()
             segments = [(segment, segment.size) for segment in self._segments]
-        try:
-            for index, (segment, end) in enumerate(segments):
-                newest = segment.max_timestamp
-                if (
-                    newer_than_ms is not None
-                    and index + 1 < len(segments)
-                    and 0 <= newest <= newer_than_ms
-                ):
-                    continue
+        for index, (segment, end) in enumerate(segments):
+            newest = segment.max_timestamp
+            if (
+                newer_than_ms is not None
+                and index + 1 < len(segments)
+                and 0 <= newest <= newer_than_ms
+            ):
+                continue
+            try:
                 for batch in segment.batches_from(0, end):
                     yield batch.header
-        except OSError as exc:
-            raise self._fail("batch scan", exc) from exc
+            except OSError as exc:
+                if not is_unreadable_header(exc):
+                    raise self._fail("batch scan", exc) from exc
+                self.report_unreadable_segment(segment, str(exc))
 
     # retention
 

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
@@ -64,6 +65,10 @@ NO_LEADER = -1
 
 class TopicAlreadyExists(Exception):
     """Another broker (or client) created the topic first."""
+
+
+def _unavailable(action: str, exc: Exception) -> ZooKeeperError:
+    return ZooKeeperError(f"{action}: ZooKeeper failed: {exc!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,36 +189,61 @@ class ZkCluster:
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         """Assign replicas round robin over the live brokers, as Kafka's default
         assignment does, and write the topic's config and assignment znodes.
-        Raises TopicAlreadyExists when the topic exists."""
+        Raises TopicAlreadyExists when the topic exists, ZooKeeperError when
+        ZooKeeper fails (the cache is left as it was; a config znode may be left
+        without its topic, which the next creation overwrites)."""
         live = sorted(self._snapshot.brokers) or [self.broker_id]
         start = sum(name.encode()) % len(live)
         replicas: dict[int, tuple[int, ...]] = {
             p: (live[(start + p) % len(live)],) for p in range(partitions)
         }
         client = self.session.client
-        if client.exists(topic_path(name)):
-            raise TopicAlreadyExists(name)
+        try:
+            if client.exists(topic_path(name)):
+                raise TopicAlreadyExists(name)
+            self._write_topic_config(name, configs)
+            try:
+                client.create(topic_path(name), encode_topic_assignment(TopicAssignment(replicas)))
+            except NodeExistsError:
+                raise TopicAlreadyExists(name) from None
+        except (KazooException, KazooTimeoutError) as exc:
+            raise _unavailable(f"creating topic {name}", exc) from exc
+        self._cache_topic(ZkTopic(name, partitions, dict(configs), replicas))
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        """Replace a topic's config overrides (``/config/topics/<topic>``)."""
+        found = self.topic(name)
+        try:
+            self._write_topic_config(name, configs)
+        except (KazooException, KazooTimeoutError) as exc:
+            raise _unavailable(f"writing the configs of topic {name}", exc) from exc
+        if found is not None:
+            self._cache_topic(ZkTopic(name, found.partitions, dict(configs), found.replicas))
+
+    def _write_topic_config(self, name: str, configs: dict[str, str]) -> None:
+        client = self.session.client
         client.ensure_path("/config/topics")
         config_bytes = encode_entity_config(EntityConfig(dict(configs)))
         try:
             client.create(topic_config_path(name), config_bytes)
         except NodeExistsError:
             client.set(topic_config_path(name), config_bytes)
-        try:
-            client.create(topic_path(name), encode_topic_assignment(TopicAssignment(replicas)))
-        except NodeExistsError:
-            raise TopicAlreadyExists(name) from None
+
+    def _cache_topic(self, topic: ZkTopic) -> None:
         snapshot = self._snapshot
         topics = dict(snapshot.topics)
-        topics[name] = ZkTopic(name, partitions, dict(configs), replicas)
+        topics[topic.name] = topic
         self._snapshot = _Snapshot(
             snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id
         )
         self._wake.set()
 
     def request_deletion(self, name: str) -> None:
-        with contextlib.suppress(NodeExistsError):
-            self.session.client.create(delete_topic_path(name), b"", makepath=True)
+        try:
+            with contextlib.suppress(NodeExistsError):
+                self.session.client.create(delete_topic_path(name), b"", makepath=True)
+        except (KazooException, KazooTimeoutError) as exc:
+            raise _unavailable(f"deleting topic {name}", exc) from exc
         snapshot = self._snapshot
         topics = {k: v for k, v in snapshot.topics.items() if k != name}
         self._snapshot = _Snapshot(
@@ -223,6 +253,12 @@ class ZkCluster:
 
     def allocate_producer_ids(self, count: int) -> range:
         """The next block of ``/latest_producer_id_block``, claimed with a version check."""
+        try:
+            return self._claim_producer_id_block(count)
+        except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
+            raise _unavailable("allocating producer ids", exc) from exc
+
+    def _claim_producer_id_block(self, count: int) -> range:
         client = self.session.client
         client.ensure_path(PRODUCER_ID_BLOCK_PATH)
         while True:

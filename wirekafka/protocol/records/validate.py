@@ -39,8 +39,9 @@ from collections.abc import Iterator
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.compression import (
-    CompressionType,
+    COMPRESSION_MASK,
     DecompressedTooLarge,
+    compression_of,
     iter_decompressed,
 )
 from wirekafka.protocol.records.record_batch import HEADER_BYTES, BatchHeader
@@ -263,7 +264,7 @@ class _RecordWalk:
                 if at + 1 != record_end or buf[at]:
                     _headers(buf, at, body, record_end, index)
                 index += 1
-                if index < probe_at:
+                if index < probe_at or count - index < _MIN_RUN:
                     pos = record_end
                     continue
                 layout = _layout(buf, pos, record_end)
@@ -391,15 +392,14 @@ def _run_length(
                 return False
         return True
 
+    if repeats(limit):  # most batches are one layout to their end
+        return limit
     good, probe = 0, _MIN_RUN
     while probe < limit and repeats(probe):
         good, probe = probe, probe * 2
-    if probe >= limit:
-        if repeats(limit):
-            return limit
-        probe = limit
     if good == 0:
         return 0
+    probe = min(probe, limit)
     while probe - good > 1:  # good repeats, probe does not
         middle = (good + probe) // 2
         if repeats(middle):
@@ -428,14 +428,22 @@ class BatchCheck:
     ) -> None:
         self._walk = _RecordWalk(header.record_count, keys_required)
         payload = memoryview(batch)[HEADER_BYTES : header.size_bytes]
-        if header.compression == CompressionType.NONE:
-            self._chunks: Iterator[Buffer] = (
+        codec = header.attributes & COMPRESSION_MASK
+        # A small uncompressed batch, most of what producers send, is one chunk.
+        self._whole = payload if codec == 0 and len(payload) <= chunk_bytes else None
+        if self._whole is not None:
+            self._chunks: Iterator[Buffer] = iter(())
+        elif codec == 0:
+            self._chunks = (
                 payload[start : start + chunk_bytes]
                 for start in range(0, len(payload), chunk_bytes)
             )
         else:
             self._chunks = iter_decompressed(
-                header.compression, payload, max_bytes=max_inflated_bytes, chunk_bytes=chunk_bytes
+                compression_of(codec),
+                payload,
+                max_bytes=max_inflated_bytes,
+                chunk_bytes=chunk_bytes,
             )
         self.done = False
 
@@ -443,6 +451,11 @@ class BatchCheck:
         """Check chunk after chunk to the end (True) or until ``time.perf_counter()``
         passes ``deadline`` (False: call again to go on). Raises InvalidRecords."""
         if self.done:
+            return True
+        if self._whole is not None:
+            self._walk.feed(self._whole)
+            self._walk.finish()
+            self.done = True
             return True
         try:
             for chunk in self._chunks:

@@ -36,6 +36,7 @@ from wirekafka.protocol.records.compression import (
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
+    HEADER_BYTES,
     MAGIC,
     MAGIC_OFFSET,
     NO_PRODUCER_ID,
@@ -43,7 +44,7 @@ from wirekafka.protocol.records.record_batch import (
     crc_matches,
     iter_batches,
 )
-from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords
+from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, check_records
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, StorageError
 from wirekafka.storage.producer_state import Duplicate
@@ -58,6 +59,8 @@ FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-
 MAX_INFLATION = 64
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
+# Uncompressed batches this small are checked at once (well within INLINE_SECONDS).
+_INLINE_RECORDS_BYTES = 64 * 1024
 _MESSAGE_SIZE = struct.Struct(">i")
 _MESSAGE_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 
@@ -193,6 +196,16 @@ async def _check_records(
     thread. True if one did (the event loop went on meanwhile)."""
     waited = False
     for position, header in batches:
+        if not header.attributes & COMPRESSION_MASK and header.size_bytes <= _INLINE_RECORDS_BYTES:
+            try:  # small and uncompressed, as most are: at once
+                check_records(
+                    memoryview(payload)[position + HEADER_BYTES : position + header.size_bytes],
+                    header.record_count,
+                    keys_required=keys_required,
+                )
+            except InvalidRecords as exc:
+                raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
+            continue
         check = BatchCheck(
             memoryview(payload)[position : position + header.size_bytes],
             header,

@@ -25,7 +25,7 @@ import pytest
 from interop_tests.broker import Broker
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.test_cross_client import confluent_read, kp3_read
-from tests.protocol.crafted_batches import BAD_RECORDS, batch_of, record_bytes
+from tests.protocol.crafted_batches import BAD_RECORDS, bad_batch, batch_of, record_bytes
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_topics import (
@@ -49,8 +49,8 @@ def _junk(seed: int, size: int = 300) -> bytes:
 def _cases() -> dict[str, tuple[bytes, ErrorCode, bool, int]]:
     """name -> (records to send, the error expected, compacted topic, Produce version)."""
     cases: dict[str, tuple[bytes, ErrorCode, bool, int]] = {}
-    for name, (records, count) in BAD_RECORDS.items():
-        cases[name] = (batch_of(records, count), ErrorCode.INVALID_RECORD, False, 9)
+    for name in BAD_RECORDS:
+        cases[name] = (bad_batch(name), ErrorCode.INVALID_RECORD, False, 9)
     for codec in CODECS:
         label = codec.name.lower()
         good = compress(codec, record_bytes(0) + record_bytes(1))
@@ -61,7 +61,7 @@ def _cases() -> dict[str, tuple[bytes, ErrorCode, bool, int]]:
             batch_of(good[: len(good) - 4], 2, codec, raw=True), ErrorCode.CORRUPT_MESSAGE, False, 9
         )  # fmt: skip
         cases[f"junk records in {label}"] = (
-            batch_of(*BAD_RECORDS["length past the end"], codec), ErrorCode.INVALID_RECORD, False, 9
+            bad_batch("length past the end", codec), ErrorCode.INVALID_RECORD, False, 9
         )  # fmt: skip
         cases[f"{label} inflating past the limit"] = (
             batch_of(record_bytes(0, value=b"\x00" * (64 * MESSAGE_MAX_BYTES + 1)), 1, codec),

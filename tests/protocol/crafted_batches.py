@@ -54,20 +54,54 @@ def batch_of(
     *,
     raw: bool = False,
     last_offset_delta: int | None = None,
+    max_timestamp_delta: int | None = None,
 ) -> bytes:
     """A batch holding ``records`` (compressed with ``codec`` unless ``raw``: then
-    they are the payload as they are), its header saying ``count`` records (and
-    a last offset delta of ``count - 1`` unless given)."""
+    they are the payload as they are), its header saying ``count`` records, a
+    last offset delta of ``count - 1`` and a max timestamp as far past the base
+    as the largest timestamp delta of the records, unless given."""
     payload = records if raw or codec == CompressionType.NONE else compress(codec, records)
     batch = bytearray(HEADER_BYTES) + payload
     if last_offset_delta is None:
         last_offset_delta = max(count - 1, 0)
+    if max_timestamp_delta is None:
+        max_timestamp_delta = largest_timestamp_delta(records) if not raw else 0
     _HEADER.pack_into(
         batch, 0, 0, len(batch) - 12, -1, 2, 0, int(codec), last_offset_delta,
-        BASE_TIMESTAMP, BASE_TIMESTAMP, -1, -1, -1, count,
+        BASE_TIMESTAMP, BASE_TIMESTAMP + max_timestamp_delta, -1, -1, -1, count,
     )  # fmt: skip
     struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
     return bytes(batch)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    raw, shift = 0, 0
+    while True:
+        byte = data[pos]
+        raw |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 10 bytes")
+
+
+def largest_timestamp_delta(records: bytes) -> int:
+    """The largest timestamp delta among ``records`` (0 if none can be read): the
+    records are walked by their lengths alone, as far as that goes."""
+    largest, pos = None, 0
+    try:
+        while pos < len(records):
+            length, body = _read_varint(records, pos)
+            if length <= 0:
+                break
+            delta, _ = _read_varint(records, body + 1)
+            largest = delta if largest is None else max(largest, delta)
+            pos = body + length
+    except (IndexError, ValueError):
+        pass
+    return 0 if largest is None else largest
 
 
 def uniform(count: int, *, size: int = 100, key: bytes | None = b"key1") -> list[bytes]:
@@ -118,4 +152,16 @@ BAD_RECORDS: dict[str, tuple[bytes, int]] = {
         1,
     ),
     "empty payload": (b"", 1),
+    "timestamps past the header's max": (
+        record_bytes(0, timestamp_delta=5) + record_bytes(1, timestamp_delta=9),
+        2,
+    ),
 }
+# The header of this case claims a max timestamp 3 ms past the base: not what the records say.
+_MAX_TIMESTAMP_DELTAS = {"timestamps past the header's max": 3}
+
+
+def bad_batch(case: str, codec: CompressionType = CompressionType.NONE) -> bytes:
+    """The batch of one of :data:`BAD_RECORDS`, compressed with ``codec``."""
+    records, count = BAD_RECORDS[case]
+    return batch_of(records, count, codec, max_timestamp_delta=_MAX_TIMESTAMP_DELTAS.get(case))

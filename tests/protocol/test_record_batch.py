@@ -206,3 +206,31 @@ def test_an_empty_batch_keeps_its_headers_offsets_producer_and_time():
     assert header.last_sequence == original.last_sequence == 74
     assert header.max_timestamp == original.max_timestamp == 5007
     assert header.is_transactional and header.compression == CompressionType.NONE
+
+
+@pytest.mark.parametrize(
+    "codec", [CompressionType.NONE, CompressionType.GZIP, CompressionType.ZSTD]
+)
+@pytest.mark.parametrize("chunk_bytes", [1, 100, 5000, 1 << 20])
+def test_records_stream_out_whatever_the_chunks(codec, chunk_bytes):
+    """iter_records reads a compressed payload chunk by chunk; records longer than a
+    chunk (here 20 KB against 100-byte chunks) come out whole and in order."""
+    records = [
+        Record(
+            7 + i, 1_700_000_000_000 + i, b"k%d" % i, b"v" * size, [("h", b"x")] if i % 2 else []
+        )
+        for i, size in enumerate([0, 10, 20_000, 3, 50_000, 1])
+    ]
+    batch = rb.encode_batch(records, compression=codec)
+    streamed = list(rb.iter_records(batch, chunk_bytes=chunk_bytes))
+    assert streamed == records == rb.decode_batch(batch).records
+
+
+def test_streamed_records_must_match_the_count():
+    batch = bytearray(rb.encode_batch([Record(0, 1, None, b"a"), Record(1, 1, None, b"b")]))
+    struct.pack_into(">i", batch, 57, 1)  # record_count
+    with pytest.raises(ProtocolError, match="bytes after its 1 records"):
+        list(rb.iter_records(bytes(batch)))
+    struct.pack_into(">i", batch, 57, 3)
+    with pytest.raises(ProtocolError, match="holds 2 records, its header says 3"):
+        list(rb.iter_records(bytes(batch)))

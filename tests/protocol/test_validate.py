@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from kafka.errors import CorruptRecordError
 from kafka.record.default_records import DefaultRecordBatch
 
-from tests.protocol.crafted_batches import BAD_RECORDS, batch_of, record_bytes, uniform
+from tests.protocol.crafted_batches import (
+    BAD_RECORDS,
+    bad_batch,
+    batch_of,
+    record_bytes,
+    uniform,
+)
 from tests.protocol.records_gen import sample_records
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.records.compression import CompressionType, compress
@@ -118,9 +124,8 @@ def code_of(batch: bytes, **kwargs: object) -> ErrorCode:
 
 @pytest.mark.parametrize("case", BAD_RECORDS, ids=list(BAD_RECORDS))
 def test_records_that_do_not_parse_are_invalid_records(case: str) -> None:
-    records, count = BAD_RECORDS[case]
-    assert code_of(batch_of(records, count)) == ErrorCode.INVALID_RECORD
-    assert code_of(batch_of(records, count, CompressionType.LZ4)) == ErrorCode.INVALID_RECORD
+    assert code_of(bad_batch(case)) == ErrorCode.INVALID_RECORD
+    assert code_of(bad_batch(case, CompressionType.LZ4)) == ErrorCode.INVALID_RECORD
 
 
 @pytest.mark.parametrize("codec", CODECS[1:], ids=lambda c: c.name)
@@ -272,3 +277,36 @@ def test_what_passes_a_client_can_read(
     except InvalidRecords:
         return
     assert kafka_python_reads_it_whole(bytes(bad), count, keys_required)
+
+
+@pytest.mark.parametrize(
+    "deltas",
+    [
+        [i // 3 for i in range(1000)],  # one and two bytes
+        [-1 - i // 3 for i in range(1000)],  # all before the base: the largest is -1
+        [(-1) ** i * i for i in range(1000)],  # both signs
+        [2**40 + i for i in range(1000)],  # six bytes
+        [5] * 500 + [2**50] + [7] * 499,  # one far out, in the middle of runs
+        [(i * 7) % 60 for i in range(1000)],  # one byte, the largest not the last
+    ],
+    ids=["growing", "negative", "both-signs", "six-bytes", "one-far-out", "sawtooth"],
+)
+def test_the_max_timestamp_must_be_what_the_records_say(deltas: list[int]) -> None:
+    records = b"".join(
+        record_bytes(i, key=b"key1", value=b"v" * 90, timestamp_delta=delta)
+        for i, delta in enumerate(deltas)
+    )
+    largest = max(deltas)
+    check(batch_of(records, len(deltas), max_timestamp_delta=largest))
+    for wrong in (largest - 1, largest + 1):
+        error = refused(batch_of(records, len(deltas), max_timestamp_delta=wrong))
+        assert error.error_code == ErrorCode.INVALID_RECORD
+        assert f"reach {largest} ms past" in str(error)
+
+
+def test_a_log_append_time_batch_keeps_its_max_timestamp() -> None:
+    """The broker sets a LogAppendTime batch's max timestamp; the records' say nothing of it."""
+    batch = bytearray(batch_of(b"".join(uniform(100)), 100, max_timestamp_delta=10**6))
+    struct.pack_into(">h", batch, 21, 0x08)  # attributes: LogAppendTime
+    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
+    check(bytes(batch))

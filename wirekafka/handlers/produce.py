@@ -200,7 +200,7 @@ async def _check_records(
             try:  # small and uncompressed, as most are: at once
                 check_records(
                     memoryview(payload)[position + HEADER_BYTES : position + header.size_bytes],
-                    header.record_count,
+                    header,
                     keys_required=keys_required,
                 )
             except InvalidRecords as exc:

@@ -35,7 +35,6 @@ from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
 from wirekafka.protocol.messages.leave_group import LeaveGroupRequest
 from wirekafka.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from wirekafka.protocol.messages.sync_group import SyncGroupRequest
-from wirekafka.storage import cluster_metadata
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, TopicDefinition
 
 PROPS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "4"}
@@ -47,21 +46,6 @@ def ib(tmp_path) -> Iterator[TestBroker]:
     made = TestBroker(tmp_path / "logs", PROPS)
     yield made
     made.close()
-
-
-@pytest.fixture
-def full_disk(monkeypatch):
-    """While ``full_disk["full"]``, every write of cluster-metadata.json fails with ENOSPC."""
-    state = {"full": False}
-    real = cluster_metadata.write_atomically
-
-    def write(path, data):
-        if state["full"]:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)
-
-    monkeypatch.setattr(cluster_metadata, "write_atomically", write)
-    return state
 
 
 def stored_topics(broker: TestBroker) -> dict:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 
 import pytest
 
 from wirekafka.handlers.producers import PRODUCER_ID_BLOCK_SIZE, ProducerIds
-from wirekafka.storage import cluster_metadata
 from wirekafka.storage.cluster_metadata import (
     CLUSTER_METADATA_FILE,
     ClusterMetadata,
@@ -85,21 +83,6 @@ def test_a_failed_write_leaves_the_old_file_whole(path, monkeypatch):
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert ClusterMetadata(path).topics() == {"kept": TopicDefinition("kept", 1, {})}
-
-
-@pytest.fixture
-def full_disk(monkeypatch):
-    """Make every write of the metadata file fail with ENOSPC while set."""
-    state = {"full": False}
-    real = cluster_metadata.write_atomically
-
-    def write(path, data):
-        if state["full"]:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)
-
-    monkeypatch.setattr(cluster_metadata, "write_atomically", write)
-    return state
 
 
 def test_a_failed_save_changes_nothing_in_memory(path, full_disk):

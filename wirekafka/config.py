@@ -22,6 +22,7 @@ from wirekafka.storage.config import (
 
 DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
 DEFAULT_LOG_DIR = "./wirekafka-data"
+MAX_INFLATION = 64  # a batch's records inflate to at most this times message.max.bytes
 
 # key -> default value as text (None: no default); what this broker reads besides log.*.
 BROKER_DEFAULTS: dict[str, str | None] = {
@@ -102,6 +103,13 @@ class BrokerConfig:
     queued_max_request_bytes: int  # requests being received or waiting to be handled, in bytes
     log: LogConfig
     properties: Mapping[str, str]  # as given, for DescribeConfigs
+
+    @property
+    def max_inflated_bytes(self) -> int:
+        """How far the records of one compressed batch may inflate (produce checks,
+        down-conversion): beyond any ratio a producer's batch reaches in practice,
+        and a bound on what a small hostile payload can cost."""
+        return MAX_INFLATION * self.message_max_bytes
 
 
 def read_properties_file(path: Path) -> dict[str, str]:

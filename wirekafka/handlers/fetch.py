@@ -22,7 +22,6 @@ import trio
 
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.handlers.offload import run_heavy
-from wirekafka.handlers.produce import MAX_INFLATION
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -174,7 +173,7 @@ async def _convert_all(ctx: BrokerContext, conversions: list[_Conversion], versi
     """Convert each read on the event loop when it is small and uncompressed, else
     (it may inflate far) in a worker thread, from reading the spans on."""
     magic = 1 if version >= FIRST_MAGIC_1_VERSION else 0
-    max_inflated_bytes = MAX_INFLATION * ctx.config.message_max_bytes
+    max_inflated_bytes = ctx.config.max_inflated_bytes
     for conversion in conversions:
         data = None
         if sum(span.size_bytes for span in conversion.spans) <= _INLINE_CONVERSION_BYTES:

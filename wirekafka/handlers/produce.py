@@ -53,10 +53,6 @@ log = logging.getLogger("wirekafka.produce")
 
 FIRST_ZSTD_VERSION = 7
 FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
-# The records of one batch may inflate to this many times message.max.bytes
-# (64 MiB by default): beyond any ratio a producer's batch reaches in practice,
-# and a bound on what a small hostile payload can cost.
-MAX_INFLATION = 64
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
 # Uncompressed batches this small are checked at once (well within INLINE_SECONDS).
@@ -240,7 +236,7 @@ async def _append_partition(
         return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
     view = memoryview(records)  # type: ignore[arg-type]
     keys_required = partition_log.config.compact
-    max_inflated_bytes = MAX_INFLATION * ctx.config.message_max_bytes
+    max_inflated_bytes = ctx.config.max_inflated_bytes
     try:
         magic = view[MAGIC_OFFSET]
         if magic == MAGIC:

@@ -11,7 +11,6 @@ that take long go on in a worker thread (:mod:`.offload`).
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from dataclasses import dataclass
 
@@ -34,7 +33,7 @@ from wirekafka.protocol.records.compression import (
     DecompressedTooLarge,
 )
 from wirekafka.protocol.records.convert import message_set_to_batch
-from wirekafka.protocol.records.record import LOG_OVERHEAD
+from wirekafka.protocol.records.message_set import entry_codecs
 from wirekafka.protocol.records.record_batch import (
     HEADER_BYTES,
     MAGIC,
@@ -57,8 +56,6 @@ FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
 # Uncompressed batches this small are checked at once (well within INLINE_SECONDS).
 _INLINE_RECORDS_BYTES = 64 * 1024
-_MESSAGE_SIZE = struct.Struct(">i")
-_MESSAGE_ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 
 
 class _Refused(Exception):
@@ -147,18 +144,12 @@ def _check_message_set(ctx: BrokerContext, data: memoryview) -> bool:
             ErrorCode.MESSAGE_TOO_LARGE,
             f"message set of {len(data)} bytes exceeds message.max.bytes {ctx.config.message_max_bytes}",
         )
-    compressed = False
-    position = 0
-    while position + _MESSAGE_ATTRIBUTES_AT < len(data):
-        codec = data[position + _MESSAGE_ATTRIBUTES_AT] & COMPRESSION_MASK
-        if codec == CompressionType.ZSTD:
-            raise _Refused(
-                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs record batches (magic 2)"
-            )
-        compressed |= codec != CompressionType.NONE
-        (size,) = _MESSAGE_SIZE.unpack_from(data, position + 8)
-        position += LOG_OVERHEAD + max(size, 0)
-    return not compressed and len(data) <= _INLINE_MESSAGE_SET_BYTES
+    codecs = set(entry_codecs(data))
+    if CompressionType.ZSTD in codecs:
+        raise _Refused(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs record batches (magic 2)"
+        )
+    return codecs <= {CompressionType.NONE} and len(data) <= _INLINE_MESSAGE_SET_BYTES
 
 
 def _upconvert(data: memoryview, *, keys_required: bool, max_inflated_bytes: int) -> bytearray:

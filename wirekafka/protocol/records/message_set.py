@@ -46,7 +46,6 @@ from wirekafka.protocol.records.record import (
 
 _MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc, magic, attributes, [timestamp], two lengths
 _ENTRY_HEAD = struct.Struct(">qiIbb")
-_OFFSET_SIZE = struct.Struct(">qi")
 _SIZE = struct.Struct(">i")
 _ATTRIBUTES_AT = 17  # offset, size, crc, magic: then the attributes byte
 _INT64 = struct.Struct(">q")
@@ -92,28 +91,35 @@ def _iter_entries(buf: Buffer, allow_partial_tail: bool, verify_crc: bool) -> It
         yield entry
 
 
-def first_codec(buf: Buffer) -> CompressionType:
-    """The codec of the first compressed message of a message set (NONE if none is),
-    from the entry heads alone."""
-    view = memoryview(buf)
+def _entry_positions(view: memoryview) -> Iterator[int]:
+    """Where each entry of a message set starts, from the entry heads alone: for a
+    look before decoding, which checks every entry whole."""
     position = 0
-    while position + _ATTRIBUTES_AT < len(view):
-        codec = view[position + _ATTRIBUTES_AT] & 0x07
-        if codec:
-            return compression_of(codec)
+    while position + LOG_OVERHEAD <= len(view):
+        yield position
         (size,) = _SIZE.unpack_from(view, position + 8)
         position += LOG_OVERHEAD + max(size, 0)
-    return CompressionType.NONE
+
+
+def entry_codecs(buf: Buffer) -> Iterator[int]:
+    """The codec bits of each top-level message of a message set, unchecked."""
+    view = memoryview(buf)
+    for position in _entry_positions(view):
+        if position + _ATTRIBUTES_AT < len(view):
+            yield view[position + _ATTRIBUTES_AT] & 0x07
+
+
+def first_codec(buf: Buffer) -> CompressionType:
+    """The codec of the first compressed message of a message set (NONE if none is)."""
+    return compression_of(next((codec for codec in entry_codecs(buf) if codec), 0))
 
 
 def _last_entry_offset(buf: Buffer) -> int | None:
     """The offset of the last entry of a message set, read from the entry heads alone."""
     view = memoryview(buf)
-    position = 0
     last = None
-    while position + LOG_OVERHEAD <= len(view):
-        last, size = _OFFSET_SIZE.unpack_from(view, position)
-        position += LOG_OVERHEAD + max(size, 0)
+    for position in _entry_positions(view):
+        (last,) = _INT64.unpack_from(view, position)
     return last
 
 

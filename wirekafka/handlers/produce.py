@@ -35,7 +35,6 @@ from wirekafka.protocol.records.compression import (
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.message_set import entry_codecs
 from wirekafka.protocol.records.record_batch import (
-    HEADER_BYTES,
     MAGIC,
     MAGIC_OFFSET,
     NO_PRODUCER_ID,
@@ -43,7 +42,7 @@ from wirekafka.protocol.records.record_batch import (
     crc_matches,
     iter_batches,
 )
-from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, check_records
+from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, StorageError
 from wirekafka.storage.producer_state import Duplicate
@@ -54,8 +53,6 @@ FIRST_ZSTD_VERSION = 7
 FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
-# Uncompressed batches this small are checked at once (well within INLINE_SECONDS).
-_INLINE_RECORDS_BYTES = 64 * 1024
 
 
 class _Refused(Exception):
@@ -183,25 +180,16 @@ async def _check_records(
     thread. True if one did (the event loop went on meanwhile)."""
     waited = False
     for position, header in batches:
-        if not header.attributes & COMPRESSION_MASK and header.size_bytes <= _INLINE_RECORDS_BYTES:
-            try:  # small and uncompressed, as most are: at once
-                check_records(
-                    memoryview(payload)[position + HEADER_BYTES : position + header.size_bytes],
-                    header,
-                    keys_required=keys_required,
-                )
-            except InvalidRecords as exc:
-                raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
-            continue
-        check = BatchCheck(
-            memoryview(payload)[position : position + header.size_bytes],
-            header,
-            keys_required=keys_required,
-            max_inflated_bytes=max_inflated_bytes,
-        )
         try:
-            if not check.run(deadline=time.perf_counter() + INLINE_SECONDS):
-                await run_heavy(check.run)
+            unfinished = start_check(
+                memoryview(payload)[position : position + header.size_bytes],
+                header,
+                keys_required=keys_required,
+                max_inflated_bytes=max_inflated_bytes,
+                deadline=time.perf_counter() + INLINE_SECONDS,
+            )
+            if unfinished is not None:
+                await run_heavy(unfinished.run)
                 waited = True
         except InvalidRecords as exc:
             raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc

@@ -279,7 +279,7 @@ def _read_varint_bytes(reader: Reader) -> bytes | None:
     return None if length == -1 else reader.raw(length)
 
 
-def _record_end(buf: bytes, pos: int) -> int | None:
+def _record_end(buf: Buffer, pos: int) -> int | None:
     """Where the record starting at ``pos`` ends, or None when its length is cut off."""
     raw = 0
     for shift, at in enumerate(range(pos, min(len(buf), pos + 5))):
@@ -293,6 +293,47 @@ def _record_end(buf: bytes, pos: int) -> int | None:
     if len(buf) >= pos + 5:
         raise ProtocolError("record length is a varint longer than 5 bytes")
     return None
+
+
+class RecordCarry:
+    """The start of a record that the end of one chunk of a batch's records cut
+    off, carried over to the next chunks until the record is whole.
+
+    :meth:`join` gives the bytes to read now: the chunk itself, or the record
+    carried with it; None while a record whose length is known is still short
+    of it, so a long record is joined once, not once per chunk. :meth:`keep`
+    carries what a reader left unread.
+    """
+
+    __slots__ = ("_held", "_needed", "_parts")
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._held = 0  # bytes in _parts
+        self._needed = 0  # the carried record's length from its start, when known
+
+    def join(self, chunk: Buffer) -> Buffer | None:
+        if not self._parts:
+            return chunk
+        self._parts.append(bytes(chunk))
+        self._held += len(chunk)
+        if self._held < self._needed:
+            return None
+        return self.rest()
+
+    def keep(self, data: Buffer, position: int, needed: int = 0) -> None:
+        """Carry ``data`` from ``position`` on: the start of a record of ``needed``
+        bytes (0 when its length is not known yet)."""
+        if position < len(data):
+            self._parts = [bytes(data[position:])]
+            self._held = len(data) - position
+            self._needed = needed
+
+    def rest(self) -> bytes:
+        """What is carried (empty if nothing), which is then no longer carried."""
+        data = b"".join(self._parts)
+        self._parts, self._held, self._needed = [], 0, 0
+        return data
 
 
 def iter_records(
@@ -321,32 +362,24 @@ def iter_records(
         header.record_count,
     )
     read = 0
-    pending: list[bytes] = []  # a record cut by the end of a chunk
-    needed = 0  # how long that record is, once its length is known
+    carry = RecordCarry()
     for chunk in chunks:
-        if pending:
-            pending.append(bytes(chunk))
-            if sum(map(len, pending)) < needed:
-                continue
-            data: Buffer = b"".join(pending)
-            pending = []
-        else:
-            data = chunk
-        view = bytes(data) if not isinstance(data, bytes) else data
-        pos = 0
-        while pos < len(view):
-            end = _record_end(view, pos)
-            if end is None or end > len(view):
+        data = carry.join(chunk)
+        if data is None:
+            continue
+        pos = needed = 0
+        while pos < len(data):
+            end = _record_end(data, pos)
+            if end is None or end > len(data):
                 needed = 0 if end is None else end - pos
                 break
             if read == count:
                 raise ProtocolError(f"record batch has bytes after its {count} records")
-            yield _read_record(Reader(view, pos, end), base_offset, base_timestamp)
+            yield _read_record(Reader(data, pos, end), base_offset, base_timestamp)
             read += 1
             pos = end
-        if pos < len(view):
-            pending = [view[pos:]]
-    if pending:
+        carry.keep(data, pos, needed)
+    if carry.rest():
         raise ProtocolError("the last record of the batch is cut off")
     if read != count:
         raise ProtocolError(f"record batch holds {read} records, its header says {count}")

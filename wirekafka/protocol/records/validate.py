@@ -52,7 +52,7 @@ from wirekafka.protocol.records.compression import (
     iter_decompressed,
 )
 from wirekafka.protocol.records.record import TIMESTAMP_TYPE_BIT
-from wirekafka.protocol.records.record_batch import HEADER_BYTES, BatchHeader
+from wirekafka.protocol.records.record_batch import HEADER_BYTES, BatchHeader, RecordCarry
 
 CHUNK_BYTES = 256 * 1024
 _MIN_RECORD_BODY_BYTES = 6  # attributes, two deltas, key and value lengths, header count
@@ -148,7 +148,7 @@ class _RecordWalk:
     """Checks the records of one batch as their bytes arrive, chunk by chunk."""
 
     __slots__ = (
-        "backoff", "count", "index", "keys_required", "max_delta", "needed", "pending",
+        "backoff", "carry", "count", "index", "keys_required", "max_delta", "needed",
         "probe_at", "timestamp_span",
     )  # fmt: skip
 
@@ -158,22 +158,18 @@ class _RecordWalk:
         self.timestamp_span = timestamp_span  # max timestamp - base timestamp, if to be checked
         self.max_delta = _NO_DELTA  # the largest timestamp delta read so far
         self.index = 0
-        self.pending: list[bytes] = []  # bytes of a record cut by the end of a chunk
+        self.carry = RecordCarry()  # a record cut by the end of a chunk
         self.needed = 0  # how many bytes that record takes, when its length is known
         self.probe_at = 0  # the record index from which runs are looked for again
         self.backoff = 1
 
     def feed(self, chunk: Buffer) -> None:
-        data = bytes(chunk)
-        if self.pending:
-            self.pending.append(data)
-            if sum(map(len, self.pending)) < self.needed:
-                return  # a large record: wait for all of it before joining
-            data = b"".join(self.pending)
-            self.pending = []
+        joined = self.carry.join(chunk)
+        if joined is None:
+            return  # a long record: wait for all of it
+        data = bytes(joined)  # runs are checked with strided slices of bytes
         pos = self._walk(data, final=False)
-        if pos < len(data):
-            self.pending = [data[pos:]]
+        self.carry.keep(data, pos, self.needed)
 
     def whole(self, buf: bytes) -> None:
         """Check all the records at once (``buf`` holds every one)."""
@@ -196,10 +192,9 @@ class _RecordWalk:
 
     def finish(self) -> None:
         """No more bytes: no record may be cut off, and there must be ``count``."""
-        if self.pending:
-            data = b"".join(self.pending)
-            self.pending = []
-            self._walk(data, final=True)
+        rest = self.carry.rest()
+        if rest:
+            self._walk(rest, final=True)
         self._check_totals()
 
     def _walk(self, buf: bytes, *, final: bool) -> int:
@@ -510,12 +505,8 @@ class BatchCheck:
         self._walk = _RecordWalk(header.record_count, keys_required, timestamp_span(header))
         payload = memoryview(batch)[HEADER_BYTES : header.size_bytes]
         codec = header.attributes & COMPRESSION_MASK
-        # A small uncompressed batch, most of what producers send, is one chunk.
-        self._whole = payload if codec == 0 and len(payload) <= chunk_bytes else None
-        if self._whole is not None:
-            self._chunks: Iterator[Buffer] = iter(())
-        elif codec == 0:
-            self._chunks = (
+        if codec == 0:
+            self._chunks: Iterator[Buffer] = (
                 payload[start : start + chunk_bytes]
                 for start in range(0, len(payload), chunk_bytes)
             )
@@ -532,10 +523,6 @@ class BatchCheck:
         """Check chunk after chunk to the end (True) or until ``time.perf_counter()``
         passes ``deadline`` (False: call again to go on). Raises InvalidRecords."""
         if self.done:
-            return True
-        if self._whole is not None:
-            self._walk.whole(bytes(self._whole))
-            self.done = True
             return True
         try:
             for chunk in self._chunks:
@@ -562,17 +549,33 @@ def timestamp_span(header: BatchHeader) -> int | None:
     return header.max_timestamp - header.base_timestamp
 
 
-def check_records(records: Buffer, header: BatchHeader, *, keys_required: bool) -> None:
-    """Check the uncompressed records of a batch (its payload, whole) at once:
-    the short way for the small batches most produce requests carry."""
-    walk = _RecordWalk(header.record_count, keys_required, timestamp_span(header))
-    walk.whole(bytes(records))
+def start_check(
+    batch: Buffer,
+    header: BatchHeader,
+    *,
+    keys_required: bool,
+    max_inflated_bytes: int,
+    deadline: float | None = None,
+) -> BatchCheck | None:
+    """Check a batch's records until ``deadline`` (``time.perf_counter()``; None:
+    to the end): None once done, else the check to finish with
+    :meth:`BatchCheck.run` (in a worker thread, say). Raises InvalidRecords.
+
+    A small uncompressed batch (one chunk), most of what producers send, is
+    checked at once, without a :class:`BatchCheck`.
+    """
+    if not header.attributes & COMPRESSION_MASK and header.size_bytes - HEADER_BYTES <= CHUNK_BYTES:
+        walk = _RecordWalk(header.record_count, keys_required, timestamp_span(header))
+        walk.whole(bytes(memoryview(batch)[HEADER_BYTES : header.size_bytes]))
+        return None
+    check = BatchCheck(
+        batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
+    )
+    return None if check.run(deadline) else check
 
 
 def check_batch(
     batch: Buffer, header: BatchHeader, *, keys_required: bool, max_inflated_bytes: int
 ) -> None:
-    """Check a batch's records all at once (see :class:`BatchCheck`)."""
-    BatchCheck(
-        batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
-    ).run()
+    """Check a batch's records all at once (see :func:`start_check`)."""
+    start_check(batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes)

@@ -30,7 +30,7 @@ from wirekafka.groups.offsets_topic import (
 from wirekafka.handlers.topics import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, TopicManager
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
-from wirekafka.protocol.records.record_batch import decode_batch, encode_batch, iter_batches
+from wirekafka.protocol.records.record_batch import encode_batch, iter_batches
 from wirekafka.storage.log import Clock, PartitionLog, ReadResult, StorageError
 
 __all__ = [
@@ -179,12 +179,7 @@ def readable_records(partition_log: PartitionLog) -> Iterator[Record]:
             offset = following[0]
             continue
         for position, header in batches:
-            try:
-                records = decode_batch(data, position).records
-            except ProtocolError as exc:
-                partition_log.report_unparsable_batch(header, str(exc))
-                records = []
-            for record in records:
+            for record in partition_log.parsed_records(data, header, position) or ():
                 if record.offset >= offset:
                     yield record
             offset = header.next_offset

@@ -43,13 +43,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     BatchHeader,
     crc_matches,
-    decode_batch,
     encode_batch,
     encode_empty_batch,
 )
@@ -117,11 +115,7 @@ def _records(
     _UnreadableSegment when it fails its CRC."""
     if not crc_matches(raw, 0, header):
         raise _UnreadableSegment(segment, f"the batch at offset {header.base_offset} fails its CRC")
-    try:
-        return decode_batch(raw, verify_crc=False).records
-    except ProtocolError as exc:
-        partition_log.report_unparsable_batch(header, str(exc))
-        return None
+    return partition_log.parsed_records(raw, header, verify_crc=False)
 
 
 @dataclass(frozen=True, slots=True)

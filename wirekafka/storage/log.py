@@ -251,6 +251,17 @@ class PartitionLog:
             self._reported.add((kind, offset))
             return True
 
+    def parsed_records(
+        self, data: Buffer, header: BatchHeader, position: int = 0, *, verify_crc: bool = True
+    ) -> list[Record] | None:
+        """The records of the batch ``header`` heads at ``position`` in ``data``, or
+        None when they cannot be parsed (reported once: the caller skips the batch)."""
+        try:
+            return decode_batch(data, position, verify_crc=verify_crc).records
+        except ProtocolError as exc:
+            self.report_unparsable_batch(header, str(exc))
+            return None
+
     def report_unparsable_batch(self, header: BatchHeader, problem: str) -> None:
         """Log, once per batch, that its records cannot be parsed; the caller skips it."""
         if self._first_report("batch", header.base_offset):
@@ -578,11 +589,7 @@ class PartitionLog:
 
     def _records_of(self, segment: LogSegment, batch: BatchPosition) -> list[Record]:
         """The batch's records; none when they cannot be parsed (reported once)."""
-        try:
-            return decode_batch(segment.read_batch(batch)).records
-        except ProtocolError as exc:
-            self.report_unparsable_batch(batch.header, str(exc))
-            return []
+        return self.parsed_records(segment.read_batch(batch), batch.header) or []
 
     def _first_at_or_after(
         self, segments: list[LogSegment], timestamp: int

@@ -163,9 +163,10 @@ def test_many_bad_connections_at_once(broker: Broker, producer: WellBehavedProdu
     producer.produce_some()
 
 
-def read_frame(sock: socket.socket) -> bytes:
+def read_frame(sock: socket.socket, timeout_s: float = TIMEOUT_S) -> bytes:
+    """One response frame; fails if the broker closes the connection instead."""
     decoder = FrameDecoder()
-    sock.settimeout(TIMEOUT_S)
+    sock.settimeout(timeout_s)
     while (found := decoder.next_frame()) is None:
         data = sock.recv(65536)
         assert data, "the broker closed the connection instead of answering"

@@ -23,9 +23,10 @@ from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
 from interop_tests.protocol_client import ProtocolClient
+from interop_tests.test_bad_input import read_frame
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.framing import FrameDecoder, encode_frame
+from wirekafka.protocol.framing import encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest
@@ -74,13 +75,7 @@ def _connect(broker: Broker, source: str = "127.0.0.1") -> socket.socket:
 
 def _read_answer(sock: socket.socket, correlation_id: int) -> None:
     """One ApiVersions answer; fails if the broker closes the connection instead."""
-    decoder = FrameDecoder()
-    sock.settimeout(TIMEOUT_S)
-    while (frame := decoder.next_frame()) is None:
-        data = sock.recv(65536)
-        assert data, "the broker closed the connection instead of answering"
-        decoder.receive_data(data)
-    header, response = rpc.decode_response(ApiKey.API_VERSIONS, 0, frame)
+    header, response = rpc.decode_response(ApiKey.API_VERSIONS, 0, read_frame(sock, TIMEOUT_S))
     assert header.correlation_id == correlation_id
     assert response.error_code == 0
 

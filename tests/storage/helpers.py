@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 import struct
+import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
@@ -118,3 +122,18 @@ def spoil_header(log: PartitionLog, offset: int) -> None:
                 file.write(b"\x07")
             return
     raise AssertionError(f"no batch holds offset {offset}")
+
+
+def run_child(script: str, directory: Path, *, timeout_s: float = 120) -> dict:
+    """Run ``script`` (Python) in a child process, from the repository's root,
+    with ``directory`` as its argument; what it printed, as JSON. Used where a
+    test needs a process of its own: resource limits, a crash."""
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(directory)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from tests.storage.helpers import FakeClock, make_batch, read_all
+from tests.storage.helpers import FakeClock, make_batch, read_all, run_child
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.log import PartitionLog, StorageError
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # A child process whose files may not grow past a limit (RLIMIT_FSIZE): writes
 # beyond it fail with EFBIG, a real OSError from the kernel, as a full disk would.
@@ -51,15 +45,7 @@ CHILD = textwrap.dedent(
 
 def test_a_write_that_fails_midway_leaves_the_log_as_it_was(tmp_path):
     directory = tmp_path / "t-0"
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(directory)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    result = json.loads(out.stdout)
+    result = run_child(CHILD, directory, timeout_s=60)
     assert result["errors"], "no write failed: the limit did not bite"
     assert all("append failed" in e and "t-0" in e for e in result["errors"])
     assert result["log_end"] == result["acknowledged"] == 21 * 3

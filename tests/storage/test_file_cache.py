@@ -4,24 +4,20 @@ out of descriptors with a retriable error, not an offline partition."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import socket
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.storage.helpers import FakeClock, make_batch, read_all
+from tests.storage.helpers import FakeClock, make_batch, read_all, run_child
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.log import PartitionLog, ReadResult
 from wirekafka.storage.log_manager import LogManager
 
-ROOT = Path(__file__).resolve().parents[2]
 CONFIG = LogConfig(segment_bytes=3000, index_interval_bytes=500)
 
 
@@ -191,18 +187,6 @@ SHED_CHILD = CHILD_PRELUDE + textwrap.dedent(
                       "segments": min(len(log.segments) for log in logs)}))
     """
 )
-
-
-def run_child(script: str, directory: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(directory)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def test_out_of_descriptors_the_cache_sheds_and_the_open_is_tried_again(tmp_path):

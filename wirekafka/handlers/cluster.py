@@ -3,6 +3,8 @@ default), or what ZooKeeper says (:mod:`wirekafka.zk.cluster`)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -116,29 +118,31 @@ class ZkTopicStore:
 
     def put_topics(self, topics: list[TopicDefinition]) -> None:
         """Create topics (TopicAlreadyExists when one exists)."""
-        try:
+        with _recording():
             for topic in topics:
                 self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
-        except ZooKeeperError as exc:
-            raise MetadataSaveError(str(exc)) from exc
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
-        try:
+        with _recording():
             self.cluster.set_topic_configs(name, configs)
-        except ZooKeeperError as exc:
-            raise MetadataSaveError(str(exc)) from exc
 
     def remove_topic(self, name: str) -> bool:
         if self.cluster.topic(name) is None:
             return False
-        try:
+        with _recording():
             self.cluster.request_deletion(name)
-        except ZooKeeperError as exc:
-            raise MetadataSaveError(str(exc)) from exc
         return True
 
     def allocate_producer_ids(self, count: int) -> range:
-        try:
+        with _recording():
             return self.cluster.allocate_producer_ids(count)
-        except ZooKeeperError as exc:
-            raise MetadataSaveError(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def _recording() -> Iterator[None]:
+    """A ZooKeeper failure while a change is recorded is a MetadataSaveError, as the
+    embedded file's are: the change did not happen."""
+    try:
+        yield
+    except ZooKeeperError as exc:
+        raise MetadataSaveError(str(exc)) from exc

@@ -1,29 +1,27 @@
 """Fixtures: one local Spark session for the whole run, brokers in subprocesses.
 
-The session is ``local[2]`` with two shuffle partitions and the ``wirekafka``
-source registered. When ``WIREKAFKA_SPARK_KAFKA_JARS`` names the jars of Spark's
-own Kafka connector (comma separated), they are put on the session's classpath
-so the tests of ``format("kafka")`` can run.
+The session is ``local[2]`` with two shuffle partitions, the ``wirekafka``
+source registered, and Spark's own Kafka connector (``format("kafka")``) on its
+classpath: the jars ``interop_tests/jvm/fetch`` has Maven bring, of the same
+version as PySpark.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 from pyspark.sql import SparkSession
 
 from interop_tests.conftest import broker, broker_factory, topic_name  # noqa: F401 (fixtures)
+from interop_tests.jvm_jars import SPARK_KAFKA, jars
 from wirekafka.spark.session import local_session
-
-KAFKA_JARS_VARIABLE = "WIREKAFKA_SPARK_KAFKA_JARS"
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    jars = os.environ.get(KAFKA_JARS_VARIABLE, "").strip()
-    session = local_session("wirekafka-spark-tests", conf={"spark.jars": jars} if jars else None)
+    connector = ",".join(str(jar) for jar in jars(SPARK_KAFKA))
+    session = local_session("wirekafka-spark-tests", conf={"spark.jars": connector})
     try:
         yield session
     finally:

@@ -1,42 +1,21 @@
 """Spark's built-in Kafka source and sink (``format("kafka")``) against the broker.
 
-Spark's connector is not part of PySpark: its jars come from Maven, which
-these machines cannot reach. The tests run when ``WIREKAFKA_SPARK_KAFKA_JARS``
-names them (comma separated: spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
-kafka-clients, commons-pool2, of the versions that go with PySpark 4.3), and are
-reported as skipped otherwise. The README says how to fetch them where Maven
-is reachable.
+The connector's jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
+kafka-clients, commons-pool2) are on the session's classpath: see conftest.
 """
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from interop_tests.broker import Broker
-from spark_tests.conftest import KAFKA_JARS_VARIABLE
 from spark_tests.kafka import create_topic, produce_values, read_back
 from spark_tests.pipeline import check_page_view_pipeline
-
-JARS = [jar.strip() for jar in os.environ.get(KAFKA_JARS_VARIABLE, "").split(",") if jar.strip()]
-
-pytestmark = pytest.mark.skipif(
-    not JARS,
-    reason=f"Spark's Kafka connector jars are not here (Maven is unreachable): set"
-    f" {KAFKA_JARS_VARIABLE} to the paths of spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,"
-    " kafka-clients and commons-pool2 to run these",
-)
-
-
-def test_the_jars_named_exist() -> None:
-    missing = [jar for jar in JARS if not Path(jar).is_file()]
-    assert not missing, f"{KAFKA_JARS_VARIABLE} names jars that are not files: {missing}"
 
 
 def test_page_view_pipeline_through_spark_kafka(

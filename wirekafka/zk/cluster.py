@@ -52,8 +52,10 @@ from wirekafka.zk.znodes import (
     encode_partition_state,
     encode_producer_id_block,
     encode_topic_assignment,
+    partition_path,
     partition_state_path,
     topic_config_path,
+    topic_partitions_path,
     topic_path,
 )
 
@@ -324,15 +326,18 @@ class ZkCluster:
     def _control(self) -> None:
         """Delete topics asked for, and give every partition its first live replica as leader."""
         client = self.session.client
-        for name in client.get_children(DELETE_TOPICS_PATH, watch=self._watch):
+        deleted = set(client.get_children(DELETE_TOPICS_PATH, watch=self._watch))
+        for name in deleted:
             client.delete(topic_path(name), recursive=True)
             with contextlib.suppress(NoNodeError):
                 client.delete(topic_config_path(name))
             client.delete(delete_topic_path(name))
             log.info("controller: deleted topic %s", name)
-        snapshot = self._snapshot
+        snapshot = self._snapshot  # may still hold the topics just deleted
         live = snapshot.brokers
         for name, topic in snapshot.topics.items():
+            if name in deleted:
+                continue
             for partition, replicas in topic.replicas.items():
                 leader = next((r for r in replicas if r in live), NO_LEADER)
                 path = partition_state_path(name, partition)
@@ -342,8 +347,7 @@ class ZkCluster:
                     state = PartitionState(
                         leader, 0, (leader,) if leader != NO_LEADER else (), self._controller_epoch
                     )
-                    with contextlib.suppress(NodeExistsError):
-                        client.create(path, encode_partition_state(state), makepath=True)
+                    self._create_partition_state(name, partition, state)
                     continue
                 current = decode_partition_state(data)
                 if current.leader != leader:
@@ -362,6 +366,17 @@ class ZkCluster:
                             current.leader,
                             leader,
                         )
+
+    def _create_partition_state(self, name: str, partition: int, state: PartitionState) -> None:
+        """Write a partition's first state under its topic's znode, never creating the
+        topic's own: a topic deleted since the snapshot was read stays deleted."""
+        client = self.session.client
+        with contextlib.suppress(NoNodeError):  # the topic's znode is gone
+            for path in (topic_partitions_path(name), partition_path(name, partition)):
+                with contextlib.suppress(NodeExistsError):
+                    client.create(path)
+            with contextlib.suppress(NodeExistsError):
+                client.create(partition_state_path(name, partition), encode_partition_state(state))
 
     # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
 

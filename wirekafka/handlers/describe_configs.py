@@ -24,12 +24,12 @@ SOURCE_DEFAULT_CONFIG = 5
 
 
 def _entry(
-    name: str, value: str | None, source: int, with_synonyms: bool
+    name: str, value: str | None, source: int, with_synonyms: bool, *, read_only: bool
 ) -> DescribeConfigsResourceResult:
     return DescribeConfigsResourceResult(
         name=name,
         value=value,
-        read_only=True,  # nothing is altered at run time (no AlterConfigs)
+        read_only=read_only,  # topic configs are altered at run time, broker configs are not
         is_default=source == SOURCE_DEFAULT_CONFIG,
         config_source=source,
         synonyms=[DescribeConfigsSynonym(name=name, value=value, source=source)]
@@ -54,7 +54,7 @@ def _topic_configs(
             source = SOURCE_STATIC_BROKER_CONFIG
         else:
             source = SOURCE_DEFAULT_CONFIG
-        entries.append(_entry(key, value, source, synonyms))
+        entries.append(_entry(key, value, source, synonyms, read_only=False))
     return entries
 
 
@@ -63,9 +63,13 @@ def _broker_configs(ctx: BrokerContext, synonyms: bool) -> list[DescribeConfigsR
     entries = []
     for key in sorted({*BROKER_DEFAULTS, *BROKER_LOG_KEYS}):
         if key in given:
-            entries.append(_entry(key, given[key], SOURCE_STATIC_BROKER_CONFIG, synonyms))
+            entries.append(
+                _entry(key, given[key], SOURCE_STATIC_BROKER_CONFIG, synonyms, read_only=True)
+            )
         elif key in BROKER_DEFAULTS:
-            entries.append(_entry(key, BROKER_DEFAULTS[key], SOURCE_DEFAULT_CONFIG, synonyms))
+            entries.append(
+                _entry(key, BROKER_DEFAULTS[key], SOURCE_DEFAULT_CONFIG, synonyms, read_only=True)
+            )
     return entries
 
 

@@ -9,12 +9,12 @@ from wirekafka.handlers.config_changes import (
     alter_all,
     duplicate_keys_error,
     replaced,
+    resource_responses,
 )
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,
-    AlterConfigsResourceResponse,
     AlterConfigsResponse,
 )
 from wirekafka.protocol.rpc import Request
@@ -34,16 +34,8 @@ def _alteration(resource: AlterConfigsResource) -> Alteration:
 
 async def handle_alter_configs(ctx: BrokerContext, request: Request) -> AlterConfigsResponse:
     body: AlterConfigsRequest = request.body
-    outcomes = alter_all(ctx, [_alteration(r) for r in body.resources], body.validate_only)
+    alterations = [_alteration(r) for r in body.resources]
+    outcomes = alter_all(ctx, alterations, body.validate_only)
     return AlterConfigsResponse(
-        throttle_time_ms=0,
-        responses=[
-            AlterConfigsResourceResponse(
-                error_code=outcome.code,
-                error_message=outcome.message or None,
-                resource_type=resource.resource_type,
-                resource_name=resource.resource_name,
-            )
-            for resource, outcome in zip(body.resources, outcomes, strict=True)
-        ],
+        throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

@@ -17,6 +17,7 @@ from wirekafka.handlers.context import BrokerContext
 from wirekafka.handlers.describe_configs import RESOURCE_BROKER, RESOURCE_TOPIC
 from wirekafka.handlers.topics import TopicError
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.alter_configs import AlterConfigsResourceResponse
 from wirekafka.protocol.messages.incremental_alter_configs import ConfigOperation
 from wirekafka.storage.config import TOPIC_LOG_KEYS, topic_properties
 
@@ -58,6 +59,21 @@ def alter_all(
         else:
             outcomes.append(_alter(ctx, alteration, validate_only) or ACCEPTED)
     return outcomes
+
+
+def resource_responses(
+    alterations: Sequence[Alteration], outcomes: Sequence[TopicError]
+) -> list[AlterConfigsResourceResponse]:
+    """The answer for each resource, in the request's order."""
+    return [
+        AlterConfigsResourceResponse(
+            error_code=outcome.code,
+            error_message=outcome.message or None,
+            resource_type=alteration.resource_type,
+            resource_name=alteration.resource_name,
+        )
+        for alteration, outcome in zip(alterations, outcomes, strict=True)
+    ]
 
 
 def duplicate_keys_error(names: Sequence[str]) -> TopicError | None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from wirekafka.handlers.config_changes import Alteration, alter_all, incremental, operations_error
+from wirekafka.handlers.config_changes import (
+    Alteration,
+    alter_all,
+    incremental,
+    operations_error,
+    resource_responses,
+)
 from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
-    AlterConfigsResourceResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
@@ -28,16 +33,8 @@ async def handle_incremental_alter_configs(
     ctx: BrokerContext, request: Request
 ) -> IncrementalAlterConfigsResponse:
     body: IncrementalAlterConfigsRequest = request.body
-    outcomes = alter_all(ctx, [_alteration(r) for r in body.resources], body.validate_only)
+    alterations = [_alteration(r) for r in body.resources]
+    outcomes = alter_all(ctx, alterations, body.validate_only)
     return IncrementalAlterConfigsResponse(
-        throttle_time_ms=0,
-        responses=[
-            AlterConfigsResourceResponse(
-                error_code=outcome.code,
-                error_message=outcome.message or None,
-                resource_type=resource.resource_type,
-                resource_name=resource.resource_name,
-            )
-            for resource, outcome in zip(body.resources, outcomes, strict=True)
-        ],
+        throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

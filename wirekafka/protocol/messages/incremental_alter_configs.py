@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 
 from wirekafka.protocol import schema as wire
+from wirekafka.protocol.messages.alter_configs import AlterConfigsResourceResponse
 
 
 class ConfigOperation(enum.IntEnum):
@@ -33,14 +34,6 @@ class AlterConfigsResource:
 class IncrementalAlterConfigsRequest:
     resources: list[AlterConfigsResource] = wire.array(AlterConfigsResource, "0+")
     validate_only: bool = wire.boolean("0+")
-
-
-@wire.message
-class AlterConfigsResourceResponse:
-    error_code: int = wire.int16("0+")
-    error_message: str | None = wire.string("0+", nullable="0+")
-    resource_type: int = wire.int8("0+")
-    resource_name: str = wire.string("0+")
 
 
 @wire.message

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
+import wirekafka
+
 LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
@@ -33,6 +35,13 @@ DEFAULT_OVERRIDES: dict[str, str] = {
     "auto.create.topics.enable": "true",
     "num.partitions": "3",
 }
+
+
+# The broker runs this checkout's wirekafka (a worktree's, not the one the venv has
+# installed in editable mode), whatever its working directory.
+_PYTHONPATH = os.pathsep.join(
+    filter(None, [str(Path(wirekafka.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
+)
 
 
 class BrokerError(AssertionError):
@@ -98,7 +107,7 @@ class Broker:
         self._stderr_path = self.log_dir / f"broker-{self.data_dir.name}-{self.starts}.stderr"
         self._stderr_file = self._stderr_path.open("wb")
         self._stdout_lines = []
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": _PYTHONPATH}
         self.process = subprocess.Popen(
             self.command(),
             stdin=subprocess.DEVNULL,

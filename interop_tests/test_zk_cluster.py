@@ -14,8 +14,8 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import InvalidRequestError, InvalidTopicError
+from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+from kafka.errors import InvalidPartitionsError, InvalidRequestError, InvalidTopicError
 from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
@@ -287,6 +287,34 @@ def test_topic_deletion_goes_through_zookeeper(cluster: Cluster) -> None:
             ),
             f"broker {broker.data_dir} to remove its partitions",
         )
+
+
+def test_partitions_added_through_one_broker_get_leaders_and_records(cluster: Cluster) -> None:
+    brokers = cluster.brokers
+    create_topic(brokers[1].bootstrap, "grown", 2)
+    wait_for(lambda: -1 not in cluster.leaders("grown", 2), "leaders")
+    before = cluster.json("/brokers/topics/grown")["partitions"]
+    admin = KafkaAdminClient(bootstrap_servers=brokers[2].bootstrap)
+    try:
+        admin.create_partitions({"grown": NewPartitions(5)})
+        with pytest.raises(InvalidPartitionsError):
+            admin.create_partitions({"grown": NewPartitions(4)})
+    finally:
+        admin.close()
+    assignment = cluster.json("/brokers/topics/grown")["partitions"]
+    assert sorted(assignment, key=int) == ["0", "1", "2", "3", "4"]
+    assert {k: assignment[k] for k in before} == before  # the old partitions stay where they were
+    assert sorted({r for replicas in assignment.values() for r in replicas}) == sorted(brokers)
+    wait_for(lambda: -1 not in cluster.leaders("grown", 5), "leaders of the new partitions")
+    for broker in brokers.values():
+        wait_for(
+            lambda broker=broker: len(metadata(broker, "grown").topics[0].partitions) == 5,
+            f"broker {broker.data_dir} to know five partitions",
+        )
+    produce_kafka_python(brokers[0].bootstrap, "grown", 50, "g")
+    found = read_all(brokers[0].bootstrap, "grown", 5)
+    assert sum(len(values) for values in found.values()) == 50
+    assert all(found[p] for p in range(2, 5))
 
 
 def _coordinator(cluster: Cluster, group: str) -> tuple[Broker, list[Broker]]:

@@ -55,6 +55,11 @@ class TopicStore(Protocol):
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
 
+    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+        """Raise a topic's partition count; ``brokers``: each new partition's
+        replica (empty: the store chooses)."""
+        ...
+
     def remove_topic(self, name: str) -> bool: ...
 
     def allocate_producer_ids(self, count: int) -> range: ...
@@ -125,6 +130,10 @@ class ZkTopicStore:
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         with _recording():
             self.cluster.set_topic_configs(name, configs)
+
+    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+        with _recording():
+            self.cluster.add_partitions(name, partitions, brokers)
 
     def remove_topic(self, name: str) -> bool:
         if self.cluster.topic(name) is None:

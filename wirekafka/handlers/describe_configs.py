@@ -31,7 +31,12 @@ SOURCE_DEFAULT_CONFIG = 5
 
 
 def _entry(
-    name: str, value: str | None, synonyms: list[DescribeConfigsSynonym], with_synonyms: bool
+    name: str,
+    value: str | None,
+    synonyms: list[DescribeConfigsSynonym],
+    with_synonyms: bool,
+    *,
+    read_only: bool,
 ) -> DescribeConfigsResourceResult:
     """A config and where its value comes from: the first of its synonyms, the
     default when it has none."""
@@ -39,7 +44,7 @@ def _entry(
     return DescribeConfigsResourceResult(
         name=name,
         value=value,
-        read_only=True,  # nothing is altered at run time (no AlterConfigs)
+        read_only=read_only,  # topic configs are altered at run time, broker configs are not
         is_default=source == SOURCE_DEFAULT_CONFIG,
         config_source=source,
         synonyms=synonyms if with_synonyms else [],
@@ -84,7 +89,7 @@ def _topic_configs(
         if key in topic.configs:
             own = DescribeConfigsSynonym(name=key, value=value, source=SOURCE_TOPIC_CONFIG)
             synonyms = [own, *synonyms]
-        entries.append(_entry(key, value, synonyms, with_synonyms))
+        entries.append(_entry(key, value, synonyms, with_synonyms, read_only=False))
     return entries
 
 
@@ -99,7 +104,8 @@ def _broker_configs(ctx: BrokerContext, with_synonyms: bool) -> list[DescribeCon
         # only has none, log.retention.hours set in ms only has its default).
         while synonyms and synonyms[0].name != key:
             synonyms.pop(0)
-        entries.append(_entry(key, given.get(key, defaults.get(key)), synonyms, with_synonyms))
+        value = given.get(key, defaults.get(key))
+        entries.append(_entry(key, value, synonyms, with_synonyms, read_only=True))
     return entries
 
 

@@ -77,7 +77,7 @@ def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appende
 
 
 def _check_batches(
-    ctx: BrokerContext, data: bytearray | memoryview, version: int
+    data: bytearray | memoryview, version: int, max_message_bytes: int
 ) -> list[tuple[int, BatchHeader]]:
     try:
         batches = list(iter_batches(data))
@@ -91,11 +91,10 @@ def _check_batches(
             f"Produce v{version} takes one record batch per partition, not {len(batches)}",
         )
     for position, header in batches:
-        if header.size_bytes > ctx.config.message_max_bytes:
+        if header.size_bytes > max_message_bytes:
             raise _Refused(
                 ErrorCode.MESSAGE_TOO_LARGE,
-                f"batch of {header.size_bytes} bytes exceeds message.max.bytes "
-                f"{ctx.config.message_max_bytes}",
+                f"batch of {header.size_bytes} bytes exceeds max.message.bytes {max_message_bytes}",
             )
         if not crc_matches(data, position, header):
             raise _Refused(
@@ -133,13 +132,13 @@ def _check_batches(
     return batches
 
 
-def _check_message_set(ctx: BrokerContext, data: memoryview) -> bool:
+def _check_message_set(data: memoryview, max_message_bytes: int) -> bool:
     """Refuse what a message set (magic 0/1) must not hold before decoding it;
     True when it is small and uncompressed, to be converted on the event loop."""
-    if len(data) > ctx.config.message_max_bytes:
+    if len(data) > max_message_bytes:
         raise _Refused(
             ErrorCode.MESSAGE_TOO_LARGE,
-            f"message set of {len(data)} bytes exceeds message.max.bytes {ctx.config.message_max_bytes}",
+            f"message set of {len(data)} bytes exceeds max.message.bytes {max_message_bytes}",
         )
     codecs = set(entry_codecs(data))
     if CompressionType.ZSTD in codecs:
@@ -215,17 +214,18 @@ async def _append_partition(
         return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
     view = memoryview(records)  # type: ignore[arg-type]
     keys_required = partition_log.config.compact
+    max_message_bytes = partition_log.config.max_message_bytes  # the topic's, or the broker's
     max_inflated_bytes = ctx.config.max_inflated_bytes
     try:
         magic = view[MAGIC_OFFSET]
         if magic == MAGIC:
             payload: bytearray | memoryview = view
-            batches = _check_batches(ctx, payload, version)
+            batches = _check_batches(payload, version, max_message_bytes)
             waited = await _check_records(
                 payload, batches, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
             )
         elif magic in (0, 1) and version < FIRST_BATCH_ONLY_VERSION:
-            inline = _check_message_set(ctx, view)
+            inline = _check_message_set(view, max_message_bytes)
 
             def upconvert() -> bytearray:
                 return _upconvert(
@@ -234,7 +234,7 @@ async def _append_partition(
 
             waited = not inline
             payload = await run_heavy(upconvert) if waited else upconvert()
-            batches = _check_batches(ctx, payload, version)
+            batches = _check_batches(payload, version, max_message_bytes)
         elif magic in (0, 1):
             raise _Refused(
                 ErrorCode.INVALID_RECORD,

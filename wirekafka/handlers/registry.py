@@ -5,17 +5,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wirekafka.handlers.alter_configs import handle_alter_configs
 from wirekafka.handlers.api_versions import handle_api_versions
 from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.create_partitions import handle_create_partitions
 from wirekafka.handlers.create_topics import handle_create_topics
 from wirekafka.handlers.delete_groups import handle_delete_groups
 from wirekafka.handlers.delete_records import handle_delete_records
 from wirekafka.handlers.delete_topics import handle_delete_topics
+from wirekafka.handlers.describe_cluster import handle_describe_cluster
 from wirekafka.handlers.describe_configs import handle_describe_configs
 from wirekafka.handlers.describe_groups import handle_describe_groups
+from wirekafka.handlers.describe_log_dirs import handle_describe_log_dirs
 from wirekafka.handlers.fetch import handle_fetch
 from wirekafka.handlers.find_coordinator import handle_find_coordinator
 from wirekafka.handlers.heartbeat import handle_heartbeat
+from wirekafka.handlers.incremental_alter_configs import handle_incremental_alter_configs
 from wirekafka.handlers.init_producer_id import handle_init_producer_id
 from wirekafka.handlers.join_group import handle_join_group
 from wirekafka.handlers.leave_group import handle_leave_group
@@ -23,6 +28,7 @@ from wirekafka.handlers.list_groups import handle_list_groups
 from wirekafka.handlers.list_offsets import handle_list_offsets
 from wirekafka.handlers.metadata import handle_metadata
 from wirekafka.handlers.offset_commit import handle_offset_commit
+from wirekafka.handlers.offset_delete import handle_offset_delete
 from wirekafka.handlers.offset_fetch import handle_offset_fetch
 from wirekafka.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
 from wirekafka.handlers.produce import handle_produce
@@ -54,5 +60,11 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
     ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
+    ApiKey.ALTER_CONFIGS: handle_alter_configs,
+    ApiKey.DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
+    ApiKey.CREATE_PARTITIONS: handle_create_partitions,
     ApiKey.DELETE_GROUPS: handle_delete_groups,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
+    ApiKey.OFFSET_DELETE: handle_offset_delete,
+    ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
 }

@@ -285,19 +285,147 @@ class TopicManager:
             return TopicError(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"topic {name!r} could not be recorded: {exc}"
             )
+        self._create_local_logs(name, range(topic.partitions))
+        log.info("created topic %s with %d partitions", name, topic.partitions)
+        return None
+
+    def _create_local_logs(self, name: str, partitions: range) -> None:
+        """The logs of a topic's new partitions led here; one that cannot be made
+        now is made on first use (the partitions are recorded)."""
         config = self.log_config(name)
-        for partition in range(topic.partitions):
+        for partition in partitions:
             if self.cluster.leader(name, partition) != self.broker_id:
                 continue
             try:
                 self.logs.get_or_create_log(name, partition, config)
-            except OSError as exc:  # the topic is recorded: the log is made on first use
+            except OSError as exc:
                 log.warning(
                     "topic %s: the log of partition %d could not be created now (%s); "
                     "it is created on first use",
                     name, partition, exc,
                 )  # fmt: skip
-        log.info("created topic %s with %d partitions", name, topic.partitions)
+
+    def set_topic_configs(
+        self, name: str, configs: dict[str, str], *, validate_only: bool = False
+    ) -> TopicError | None:
+        """Replace a topic's config overrides (AlterConfigs, IncrementalAlterConfigs):
+        checked as at creation, recorded, and taken by its open logs at once."""
+        topic = self.metadata.topic(name)
+        if topic is None:
+            return TopicError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
+            )
+        try:
+            check_topic_keys(configs)
+            self.config.log.with_overrides(configs)
+        except ConfigError as exc:
+            return TopicError(
+                ErrorCode.INVALID_CONFIG, f"Invalid config value for topic {name}: {exc}"
+            )
+        required = _INTERNAL_TOPIC_CONFIGS.get(name, {}).get("cleanup.policy")
+        if required is not None and configs.get("cleanup.policy", required) != required:
+            return TopicError(
+                ErrorCode.POLICY_VIOLATION,
+                f"{name} belongs to the broker: its cleanup.policy stays {required}",
+            )
+        if validate_only or configs == topic.configs:
+            return None
+        try:
+            self.metadata.set_topic_configs(name, configs)
+        except MetadataSaveError as exc:
+            log.error("changing the configs of topic %s failed: %s", name, exc)
+            return TopicError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"the configs of {name!r} could not be recorded: {exc}",
+            )
+        log.info("topic %s: configs are now %s", name, configs)
+        self.apply_log_configs(name)
+        return None
+
+    def apply_log_configs(self, name: str | None = None) -> None:
+        """Give the open logs of a topic (None: of every topic) its configs as recorded
+        (in ZooKeeper mode, also those changed through another broker)."""
+        configs: dict[str, LogConfig] = {}
+        for partition_log in self.logs.all_logs():
+            topic = partition_log.topic
+            if name is not None and topic != name:
+                continue
+            if topic not in configs:
+                configs[topic] = self.log_config(topic)
+            if partition_log.config != configs[topic]:
+                partition_log.reconfigure(configs[topic])
+
+    def add_partitions(
+        self,
+        name: str,
+        count: int,
+        assignments: list[list[int]] | None = None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicError | None:
+        """Raise a topic's partition count to ``count`` (CreatePartitions); each new
+        partition's replicas are given by ``assignments`` (one broker each: topics
+        here have one replica), or spread as at creation."""
+        if name in INTERNAL_TOPICS:
+            return TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"{name} belongs to the broker: its partitions are not changed by clients",
+            )
+        topic = self.metadata.topic(name)
+        if topic is None:
+            return TopicError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
+            )
+        if count < topic.partitions:
+            return TopicError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {topic.partitions} partitions, which is higher than "
+                f"the requested {count}.",
+            )
+        if count == topic.partitions:
+            return TopicError(
+                ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partitions} partitions."
+            )
+        refused = self._assignment_error(count - topic.partitions, assignments)
+        refused = refused or self._partition_limit_error(name, count - topic.partitions)
+        if refused is not None or validate_only:
+            return refused
+        try:
+            self.metadata.add_partitions(name, count, [a[0] for a in assignments or []])
+        except MetadataSaveError as exc:
+            log.error("adding partitions to topic %s failed: %s", name, exc)
+            return TopicError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"the new partitions of {name!r} could not be recorded: {exc}",
+            )
+        self._create_local_logs(name, range(topic.partitions, count))
+        log.info("topic %s: %d partitions, was %d", name, count, topic.partitions)
+        return None
+
+    def _assignment_error(
+        self, adding: int, assignments: list[list[int]] | None
+    ) -> TopicError | None:
+        if assignments is None:
+            return None
+        if len(assignments) != adding:
+            return TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Increasing the number of partitions by {adding} but {len(assignments)} "
+                "assignments provided.",
+            )
+        live = {broker.node_id for broker in self.cluster.brokers()}
+        for replicas in assignments:
+            if len(replicas) != 1:
+                return TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Inconsistent replication factor between partitions, partition 0 has 1 "
+                    f"while the new assignment {replicas} has {len(replicas)}.",
+                )
+            if replicas[0] not in live:
+                return TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Unknown broker(s) in replica assignment: {replicas[0]}.",
+                )
         return None
 
     def auto_create(self, name: str) -> TopicError | None:

@@ -12,16 +12,21 @@ import enum
 from dataclasses import dataclass
 
 from wirekafka.protocol.messages import (
+    alter_configs,
     api_versions,
+    create_partitions,
     create_topics,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_cluster,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
     fetch,
     find_coordinator,
     heartbeat,
+    incremental_alter_configs,
     init_producer_id,
     join_group,
     leave_group,
@@ -29,6 +34,7 @@ from wirekafka.protocol.messages import (
     list_offsets,
     metadata,
     offset_commit,
+    offset_delete,
     offset_fetch,
     offset_for_leader_epoch,
     produce,
@@ -58,7 +64,13 @@ class ApiKey(enum.IntEnum):
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
+    CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
+    DESCRIBE_CLUSTER = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +128,13 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.INIT_PRODUCER_ID, init_producer_id, 4, "2+"),
         _api(ApiKey.OFFSET_FOR_LEADER_EPOCH, offset_for_leader_epoch, 4, "4+"),
         _api(ApiKey.DESCRIBE_CONFIGS, describe_configs, 4, "4+"),
+        _api(ApiKey.ALTER_CONFIGS, alter_configs, 2, "2+"),
+        _api(ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs, 4, "2+"),
+        _api(ApiKey.CREATE_PARTITIONS, create_partitions, 3, "2+"),
         _api(ApiKey.DELETE_GROUPS, delete_groups, 2, "2+"),
+        _api(ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs, 1, "1+"),
+        _api(ApiKey.OFFSET_DELETE, offset_delete, 0, "none"),
+        _api(ApiKey.DESCRIBE_CLUSTER, describe_cluster, 1, "0+"),
     )
 }
 

@@ -220,6 +220,7 @@ class Broker:
             self.context.producer_states.expire()
             if self.zk_cluster is not None:
                 self.context.drop_deleted_topics()
+                self.context.topics.apply_log_configs()  # changed through other brokers
             if trio.current_time() >= next_offsets_expiry:
                 self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every

@@ -104,6 +104,12 @@ class ClusterMetadata:
         topic = self._topics[name]
         self.put_topics([TopicDefinition(name, topic.partitions, dict(configs))])
 
+    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+        """Raise a known topic's partition count (every partition is this broker's:
+        ``brokers`` names no other)."""
+        topic = self._topics[name]
+        self.put_topics([TopicDefinition(name, partitions, topic.configs)])
+
     def remove_topic(self, name: str) -> bool:
         if name not in self._topics:
             return False

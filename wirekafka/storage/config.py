@@ -41,6 +41,7 @@ class LogConfig:
     file_delete_delay_ms: int = 60_000
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
     message_downconversion_enable: bool = True  # false: Fetch v0-v3 get UNSUPPORTED_VERSION
+    max_message_bytes: int = 1048588  # largest record batch a produce may append
 
     @property
     def compact(self) -> bool:
@@ -86,6 +87,7 @@ BROKER_LOG_KEYS: dict[str, tuple[str, int]] = {
     "log.segment.delete.delay.ms": ("file_delete_delay_ms", 1),
     "log.message.timestamp.type": ("message_timestamp_type", 1),
     "log.message.downconversion.enable": ("message_downconversion_enable", 1),
+    "message.max.bytes": ("max_message_bytes", 1),
 }
 TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "segment.bytes": ("segment_bytes", 1),
@@ -104,6 +106,7 @@ TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "file.delete.delay.ms": ("file_delete_delay_ms", 1),
     "message.timestamp.type": ("message_timestamp_type", 1),
     "message.downconversion.enable": ("message_downconversion_enable", 1),
+    "max.message.bytes": ("max_message_bytes", 1),
 }
 # Kafka lets the finer unit win when several are given: ms over minutes over hours.
 _PRECEDENCE = {HOUR_MS: 0, MINUTE_MS: 1, 1: 2}
@@ -120,8 +123,10 @@ _MINIMUMS = {
     "min_compaction_lag_ms": 0,
     "max_compaction_lag_ms": 1,
     "file_delete_delay_ms": 0,
+    "max_message_bytes": 0,
 }
-_MAXIMUMS = {"segment_bytes": 2**31 - 1}  # positions in an index are int32
+# positions in an index are int32; Kafka's sizes are ints
+_MAXIMUMS = {"segment_bytes": 2**31 - 1, "max_message_bytes": 2**31 - 1}
 
 
 def _parse(key: str, field: str, text: str, multiplier: int) -> Any:

@@ -194,6 +194,14 @@ class PartitionLog:
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
 
+    def reconfigure(self, config: LogConfig) -> None:
+        """Take a topic's changed config (IncrementalAlterConfigs): retention, cleanup
+        policy, flushes, timestamps and the active segment's roll from now on."""
+        with self._lock:
+            self.config = config
+            self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
+            self._segments[-1].set_limits(config)
+
     # offsets
 
     @property

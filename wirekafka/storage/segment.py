@@ -113,7 +113,8 @@ class LogSegment:
             files,
         )
         self.bytes_since_index_entry = 0
-        # config is fixed for a segment's life: its limits are copied for should_roll
+        # its limits are copied for should_roll; a topic's new config changes them
+        # (set_limits) while the segment is active, its index sizes never
         self._segment_bytes = config.segment_bytes
         self._roll_ms = config.max_segment_ms
         self._max_last_offset = base_offset + MAX_RELATIVE_OFFSET
@@ -333,6 +334,14 @@ class LogSegment:
             or self.offset_index.full
             or self.time_index.full
         )
+
+    def set_limits(self, config: LogConfig) -> None:
+        """Roll and index by a topic's changed config from now on (the index files
+        keep the size they were made with)."""
+        self.config = config
+        self._segment_bytes = config.segment_bytes
+        self._roll_ms = config.max_segment_ms
+        self._index_interval_bytes = config.index_interval_bytes
 
     # times, as the cleaner asks for them
 

@@ -13,6 +13,7 @@ partition's ``state`` and carries out deletions.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass
@@ -209,6 +210,43 @@ class ZkCluster:
         except (KazooException, KazooTimeoutError) as exc:
             raise _unavailable(f"creating topic {name}", exc) from exc
         self._cache_topic(ZkTopic(name, partitions, dict(configs), replicas))
+
+    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+        """Raise a topic's partition count in ``/brokers/topics/<topic>`` (with a
+        version check); new partition i goes to ``brokers[i]`` or, without them,
+        round robin over the live brokers as at creation. The controller then
+        elects their leaders."""
+        client = self.session.client
+        live = sorted(self._snapshot.brokers) or [self.broker_id]
+        start = sum(name.encode()) % len(live)
+        try:
+            while True:
+                data, stat = client.get(topic_path(name))
+                assignment = decode_topic_assignment(data)
+                replicas = dict(assignment.partitions)
+                first = len(replicas)
+                for partition in range(first, partitions):
+                    replicas[partition] = (
+                        (brokers[partition - first],)
+                        if brokers
+                        else (live[(start + partition) % len(live)],)
+                    )
+                try:
+                    client.set(
+                        topic_path(name),
+                        encode_topic_assignment(
+                            dataclasses.replace(assignment, partitions=replicas)
+                        ),
+                        version=stat.version,
+                    )
+                    break
+                except BadVersionError:
+                    continue  # changed meanwhile: read it again
+        except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
+            raise _unavailable(f"adding partitions to topic {name}", exc) from exc
+        found = self.topic(name)
+        configs = dict(found.configs) if found else {}
+        self._cache_topic(ZkTopic(name, len(replicas), configs, dict(replicas)))
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (``/config/topics/<topic>``)."""

@@ -1,0 +1,50 @@
+"""CreatePartitions: raise topics' partition counts, as ``kafka-topics --alter
+--partitions`` asks. A count below the current one, or equal to it, is
+INVALID_PARTITIONS; internal topics are the broker's."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.handlers.topics import TopicError
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+)
+from wirekafka.protocol.rpc import Request
+
+
+def _add(
+    ctx: BrokerContext, topic: CreatePartitionsTopic, validate_only: bool
+) -> TopicError | None:
+    assignments = None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
+    return ctx.topics.add_partitions(
+        topic.name, topic.count, assignments, validate_only=validate_only
+    )
+
+
+async def handle_create_partitions(
+    ctx: BrokerContext, request: Request
+) -> CreatePartitionsResponse:
+    body: CreatePartitionsRequest = request.body
+    count = Counter(topic.name for topic in body.topics)
+    results = []
+    for topic in body.topics:
+        if count[topic.name] > 1:
+            error: TopicError | None = TopicError(
+                ErrorCode.INVALID_REQUEST, "Duplicate topic in request."
+            )
+        else:
+            error = _add(ctx, topic, body.validate_only)
+        results.append(
+            CreatePartitionsTopicResult(
+                name=topic.name,
+                error_code=ErrorCode.NONE if error is None else error.code,
+                error_message=None if error is None else error.message,
+            )
+        )
+    return CreatePartitionsResponse(throttle_time_ms=0, results=results)

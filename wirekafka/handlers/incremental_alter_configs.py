@@ -1,0 +1,43 @@
+"""IncrementalAlterConfigs: change single keys of a topic's configs (KIP-339)."""
+
+from __future__ import annotations
+
+from wirekafka.handlers.config_changes import Alteration, alter_all, incremental, operations_error
+from wirekafka.handlers.context import BrokerContext
+from wirekafka.protocol.messages.incremental_alter_configs import (
+    AlterConfigsResource,
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+from wirekafka.protocol.rpc import Request
+
+
+def _alteration(resource: AlterConfigsResource) -> Alteration:
+    operations = [(c.name, c.config_operation, c.value) for c in resource.configs]
+    return Alteration(
+        resource.resource_type,
+        resource.resource_name,
+        [name for name, _, _ in operations],
+        operations_error(operations),
+        incremental(operations),
+    )
+
+
+async def handle_incremental_alter_configs(
+    ctx: BrokerContext, request: Request
+) -> IncrementalAlterConfigsResponse:
+    body: IncrementalAlterConfigsRequest = request.body
+    outcomes = alter_all(ctx, [_alteration(r) for r in body.resources], body.validate_only)
+    return IncrementalAlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            AlterConfigsResourceResponse(
+                error_code=outcome.code,
+                error_message=outcome.message or None,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+            for resource, outcome in zip(body.resources, outcomes, strict=True)
+        ],
+    )

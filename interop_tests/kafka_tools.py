@@ -5,11 +5,14 @@ started as ``java -cp '<jars>/*' <MainClass> --bootstrap-server <broker> ...``, 
 Kafka's ``bin/kafka-*.sh`` scripts start it. Its logging goes through
 ``jvm/tools-log4j2.properties`` (warnings and errors on stderr), so stdout holds
 only what the tool prints for its user. A run that does not end within its
-timeout is killed and fails the test with whatever the tool had printed.
+timeout is killed and fails the test with whatever the tool had printed; so
+does a run that succeeds but logged a warning or an error (a tool logs, and
+carries on past, answers it did not expect).
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +21,8 @@ from pathlib import Path
 from interop_tests.jvm_jars import JARS_DIR, JVM_DIR, KAFKA, jars, java
 
 LOG4J2_CONFIG = JVM_DIR / "tools-log4j2.properties"
+# A line the log config writes at WARN or ERROR: "[2026-11-24 08:41:52,378] WARN ..."
+LOGGED_PROBLEM = re.compile(r"^\[[^\]]+\] (WARN|ERROR) ", re.MULTILINE)
 TIMEOUT_S = 180.0
 
 # The bin/ script names of Kafka 4.3 and the main classes they start.
@@ -48,6 +53,14 @@ class ToolRun:
     returncode: int
     stdout: str
     stderr: str
+
+    @property
+    def logged_problems(self) -> list[str]:
+        """The lines the tool logged at WARN or ERROR."""
+        return [
+            m.group(0) + self.stderr[m.end() :].split("\n", 1)[0]
+            for m in LOGGED_PROBLEM.finditer(self.stderr)
+        ]
 
     @property
     def lines(self) -> list[str]:
@@ -84,7 +97,8 @@ def run_tool(
 ) -> ToolRun:
     """Run ``tool`` (a bin/ script's name) with ``args``, ``stdin`` as its input.
 
-    Fails unless it exits with ``expect_status`` (None: any status).
+    Fails unless it exits with ``expect_status`` (None: any status), and, when that
+    is 0, if it logged a warning or an error.
     """
     try:
         done = subprocess.run(
@@ -110,6 +124,8 @@ def run_tool(
     )
     if expect_status is not None and run.returncode != expect_status:
         raise ToolFailed(f"expected exit status {expect_status}\n{run.report()}")
+    if expect_status == 0 and run.logged_problems:
+        raise ToolFailed(f"it logged {run.logged_problems}\n{run.report()}")
     return run
 
 

@@ -4,7 +4,8 @@ Each tool runs as its own JVM (``kafka_tools.py``), the way ``bin/kafka-*.sh``
 starts it, against one broker for the module (quick rebalances, and a static
 ``log.segment.bytes`` so configs show a broker-set source). What a tool prints is
 checked against what a second, independent client (confluent-kafka) sees on the
-same broker: records, committed offsets, log end offsets, timestamps.
+same broker: records, committed offsets, log end offsets, timestamps. A tool that
+logs a warning or an error where it should succeed fails its test.
 """
 
 from __future__ import annotations
@@ -524,8 +525,15 @@ def test_consumer_groups_delete(
     topic, group, other = new_topic(), new_topic("group"), new_topic("other")
     bootstrap = tools_broker.bootstrap
     group_with_offsets(bootstrap, topic, group, {0: 1})
-    commit(bootstrap, other, topic, {1: 2})
+    commit(bootstrap, other, topic, {1: 2, 2: 0})
 
+    # One partition's offset of a group (OffsetDelete), then a whole group.
+    removed = tools.consumer_groups("--delete-offsets", "--group", other, "--topic", f"{topic}:2")
+    assert f"Request succeeded for deleting offsets from group {other}." in removed.lines
+    assert [(r["TOPIC"], r["PARTITION"], r["STATUS"]) for r in table(removed.lines, "TOPIC")] == [
+        (topic, "2", "Successful")
+    ]
+    assert committed(bootstrap, other, topic, 3) == {1: 2}
     deleted = tools.consumer_groups("--delete", "--group", group)
     assert f"Deletion of requested consumer groups ('{group}') was successful." in deleted.lines
     listed = tools.consumer_groups("--list").lines

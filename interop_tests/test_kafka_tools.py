@@ -584,6 +584,10 @@ def test_configs_describe_topic_and_broker(
     # The broker: nothing set at run time; with --all, every key and where it comes from.
     of_broker = ("--entity-type", "brokers", "--entity-name", "0")
     assert tools.configs("--describe", *of_broker).lines == ["Dynamic configs for broker 0 are:"]
+    cluster_defaults = ("--entity-type", "brokers", "--entity-default")
+    assert tools.configs("--describe", "--all", *cluster_defaults).lines == [
+        "Default configs for brokers in the cluster are:"
+    ]
     broker_all = tools.configs("--describe", "--all", *of_broker)
     assert broker_all.lines[0] == "All configs for broker 0 are:"
     broker_config = config_lines(broker_all)

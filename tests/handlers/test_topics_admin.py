@@ -389,10 +389,9 @@ def test_describe_unknown_topic(broker):
     assert results[0].error_message == "topic 'nope' does not exist"
 
 
-@pytest.mark.parametrize("name", ["0", ""])
-def test_describe_broker_configs(make_broker, name):
+def test_describe_broker_configs(make_broker):
     broker = make_broker({"num.partitions": "3", "log.retention.hours": "5"})
-    [result] = describe(broker, 4, (RESOURCE_BROKER, name, None))
+    [result] = describe(broker, 4, (RESOURCE_BROKER, "0", None))
     assert result.error_code == ErrorCode.NONE
     configs = {c.name: (c.value, c.config_source) for c in result.configs}
     assert configs["num.partitions"] == ("3", SOURCE_STATIC_BROKER)
@@ -420,6 +419,14 @@ def test_describe_broker_configs(make_broker, name):
     assert synonyms(by_name["log.dirs"]) == [
         ("log.dirs", str(broker.directory), SOURCE_STATIC_BROKER)
     ]
+
+
+def test_describe_cluster_default_broker_configs_are_none(make_broker):
+    # The resource without a name is the cluster's defaults set at run time (Kafka's
+    # dynamic defaults); broker configs are static, so there are none.
+    broker = make_broker({"num.partitions": "3"})
+    [result] = describe(broker, 4, (RESOURCE_BROKER, "", None))
+    assert (result.error_code, result.configs) == (ErrorCode.NONE, [])
 
 
 def test_describe_broker_configs_filter_and_other_broker(broker):

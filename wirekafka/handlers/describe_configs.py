@@ -126,13 +126,18 @@ def _describe(
             result.error_message = f"topic {resource.resource_name!r} does not exist"
             return result
     elif resource.resource_type == RESOURCE_BROKER:
-        if resource.resource_name not in ("", str(ctx.endpoint.node_id)):
+        if resource.resource_name == "":
+            # The cluster's defaults, as Kafka names them: those set at run time for
+            # every broker. Broker configs are static here, so there are none.
+            entries = []
+        elif resource.resource_name != str(ctx.endpoint.node_id):
             result.error_code = ErrorCode.INVALID_REQUEST
             result.error_message = (
                 f"this is broker {ctx.endpoint.node_id}, not {resource.resource_name}"
             )
             return result
-        entries = _broker_configs(ctx, with_synonyms)
+        else:
+            entries = _broker_configs(ctx, with_synonyms)
     else:
         result.error_code = ErrorCode.INVALID_REQUEST
         result.error_message = f"resource type {resource.resource_type} is not described here"

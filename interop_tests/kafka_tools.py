@@ -16,7 +16,6 @@ import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from interop_tests.jvm_jars import JARS_DIR, JVM_DIR, KAFKA, jars, java
 
@@ -93,7 +92,6 @@ def run_tool(
     stdin: str = "",
     expect_status: int | None = 0,
     timeout_s: float = TIMEOUT_S,
-    cwd: Path | None = None,
 ) -> ToolRun:
     """Run ``tool`` (a bin/ script's name) with ``args``, ``stdin`` as its input.
 
@@ -106,7 +104,6 @@ def run_tool(
             input=stdin.encode(),
             capture_output=True,
             timeout=timeout_s,
-            cwd=cwd,
         )
     except subprocess.TimeoutExpired as exc:
         stdout = (exc.stdout or b"").decode(errors="replace")

@@ -289,6 +289,10 @@ def test_a_deleted_topic_can_be_created_again_empty(broker):
 # DescribeConfigs
 
 
+def synonyms(config) -> list[tuple[str, str | None, int]]:
+    return [(s.name, s.value, s.source) for s in config.synonyms]
+
+
 def describe(broker: TestBroker, version: int, *resources: tuple[int, str, list[str] | None]):
     request = DescribeConfigsRequest(
         resources=[
@@ -319,8 +323,36 @@ def test_describe_topic_configs(make_broker, version):
     assert (segment.value, segment.config_source) == ("500000", SOURCE_STATIC_BROKER)
     policy = configs["cleanup.policy"]
     assert (policy.value, policy.config_source) == ("delete", SOURCE_DEFAULT)
-    assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
-        ("retention.ms", "1000", SOURCE_TOPIC)
+    # Kafka's synonyms: the topic's own value, then the broker keys that set it,
+    # those given before their defaults.
+    assert synonyms(retention) == [
+        ("retention.ms", "1000", SOURCE_TOPIC),
+        ("log.retention.hours", "168", SOURCE_DEFAULT),
+    ]
+    assert synonyms(segment) == [
+        ("log.segment.bytes", "500000", SOURCE_STATIC_BROKER),
+        ("log.segment.bytes", str(1024**3), SOURCE_DEFAULT),
+    ]
+    assert synonyms(policy) == [("log.cleanup.policy", "delete", SOURCE_DEFAULT)]
+    assert synonyms(configs["delete.retention.ms"]) == [
+        ("log.cleaner.delete.retention.ms", "86400000", SOURCE_DEFAULT)
+    ]
+
+
+def test_describe_topic_configs_from_broker_keys_in_other_units(make_broker):
+    broker = make_broker({"log.retention.minutes": "90", "log.roll.hours": "2"})
+    broker.create_topic("a")
+    [result] = describe(broker, 4, (RESOURCE_TOPIC, "a", ["retention.ms", "segment.ms"]))
+    retention, segment = result.configs
+    assert (retention.value, retention.config_source) == (str(90 * 60_000), SOURCE_STATIC_BROKER)
+    assert synonyms(retention) == [
+        ("log.retention.minutes", "90", SOURCE_STATIC_BROKER),
+        ("log.retention.hours", "168", SOURCE_DEFAULT),
+    ]
+    assert (segment.value, segment.config_source) == (str(2 * 3_600_000), SOURCE_STATIC_BROKER)
+    assert synonyms(segment) == [
+        ("log.roll.hours", "2", SOURCE_STATIC_BROKER),
+        ("log.roll.hours", "168", SOURCE_DEFAULT),
     ]
 
 
@@ -357,10 +389,9 @@ def test_describe_unknown_topic(broker):
     assert results[0].error_message == "topic 'nope' does not exist"
 
 
-@pytest.mark.parametrize("name", ["0", ""])
-def test_describe_broker_configs(make_broker, name):
+def test_describe_broker_configs(make_broker):
     broker = make_broker({"num.partitions": "3", "log.retention.hours": "5"})
-    [result] = describe(broker, 4, (RESOURCE_BROKER, name, None))
+    [result] = describe(broker, 4, (RESOURCE_BROKER, "0", None))
     assert result.error_code == ErrorCode.NONE
     configs = {c.name: (c.value, c.config_source) for c in result.configs}
     assert configs["num.partitions"] == ("3", SOURCE_STATIC_BROKER)
@@ -369,7 +400,33 @@ def test_describe_broker_configs(make_broker, name):
     assert configs["auto.create.topics.enable"] == ("true", SOURCE_DEFAULT)
     assert configs["message.max.bytes"] == ("1048588", SOURCE_DEFAULT)
     assert configs["broker.id"] == ("0", SOURCE_DEFAULT)
-    assert "log.retention.ms" not in configs  # log keys only when given
+    # Every log key, given or not; one of several units has a value only when given,
+    # or when its default is on it (the coarsest unit).
+    assert configs["log.retention.ms"] == (None, SOURCE_DEFAULT)
+    assert configs["log.roll.hours"] == ("168", SOURCE_DEFAULT)
+    assert configs["log.segment.bytes"] == (str(1024**3), SOURCE_DEFAULT)
+    assert configs["log.cleanup.policy"] == ("delete", SOURCE_DEFAULT)
+    by_name = {c.name: c for c in result.configs}
+    assert synonyms(by_name["num.partitions"]) == [
+        ("num.partitions", "3", SOURCE_STATIC_BROKER),
+        ("num.partitions", "1", SOURCE_DEFAULT),
+    ]
+    assert synonyms(by_name["log.retention.hours"]) == [
+        ("log.retention.hours", "5", SOURCE_STATIC_BROKER),
+        ("log.retention.hours", "168", SOURCE_DEFAULT),
+    ]
+    assert synonyms(by_name["log.retention.ms"]) == []  # as Kafka: none from ms on
+    assert synonyms(by_name["log.dirs"]) == [
+        ("log.dirs", str(broker.directory), SOURCE_STATIC_BROKER)
+    ]
+
+
+def test_describe_cluster_default_broker_configs_are_none(make_broker):
+    # The resource without a name is the cluster's defaults set at run time (Kafka's
+    # dynamic defaults); broker configs are static, so there are none.
+    broker = make_broker({"num.partitions": "3"})
+    [result] = describe(broker, 4, (RESOURCE_BROKER, "", None))
+    assert (result.error_code, result.configs) == (ErrorCode.NONE, [])
 
 
 def test_describe_broker_configs_filter_and_other_broker(broker):

@@ -10,6 +10,8 @@ from wirekafka.storage.config import (
     MINUTE_MS,
     ConfigError,
     LogConfig,
+    broker_log_defaults,
+    broker_synonyms,
     log_config_from_properties,
 )
 
@@ -78,3 +80,26 @@ def test_compaction_lags():
         log_config_from_properties(
             {"log.cleaner.min.compaction.lag.ms": "70000", "log.cleaner.max.compaction.lag.ms": "1"}
         )
+
+
+def test_broker_synonyms_finest_unit_first():
+    retention = ["log.retention.ms", "log.retention.minutes", "log.retention.hours"]
+    assert broker_synonyms("retention.ms") == retention
+    assert broker_synonyms("log.retention.hours") == retention
+    assert broker_synonyms("segment.ms") == ["log.roll.ms", "log.roll.hours"]
+    assert broker_synonyms("delete.retention.ms") == ["log.cleaner.delete.retention.ms"]
+    assert broker_synonyms("log.segment.bytes") == ["log.segment.bytes"]
+
+
+def test_broker_log_defaults_are_kafkas():
+    defaults = broker_log_defaults()
+    assert (defaults["log.retention.ms"], defaults["log.retention.minutes"]) == (None, None)
+    assert defaults["log.retention.hours"] == "168"
+    assert (defaults["log.roll.ms"], defaults["log.roll.hours"]) == (None, "168")
+    assert defaults["log.segment.bytes"] == str(1024**3)
+    assert defaults["log.cleanup.policy"] == "delete"
+    assert defaults["log.cleaner.min.cleanable.ratio"] == "0.5"
+    assert defaults["log.message.timestamp.type"] == "CreateTime"
+    # Each default reads back as LogConfig's.
+    given = {k: v for k, v in defaults.items() if v is not None}
+    assert log_config_from_properties(given) == LogConfig()

@@ -218,3 +218,26 @@ def check_topic_keys(properties: Mapping[str, str]) -> None:
     for key in properties:
         if key not in TOPIC_LOG_KEYS:
             raise ConfigError(f"unknown topic config {key!r}")
+
+
+def broker_synonyms(key: str) -> list[str]:
+    """The broker keys that set what ``key`` (a broker or a topic key) sets, finest
+    unit first, as Kafka lists them: ``retention.ms`` -> ``log.retention.ms``,
+    ``log.retention.minutes``, ``log.retention.hours``."""
+    table = BROKER_LOG_KEYS if key in BROKER_LOG_KEYS else TOPIC_LOG_KEYS
+    field = table[key][0]
+    return [k for k, (f, _) in BROKER_LOG_KEYS.items() if f == field]
+
+
+def broker_log_defaults() -> dict[str, str | None]:
+    """The defaults of the broker's log keys, as Kafka gives them: a setting with keys
+    in several units has its default on the coarsest (``log.retention.hours=168``),
+    the others none (``log.retention.ms``, ``log.retention.minutes``)."""
+    defaults = LogConfig()
+    found: dict[str, str | None] = dict.fromkeys(BROKER_LOG_KEYS)
+    coarsest = {field: key for key, (field, _) in BROKER_LOG_KEYS.items()}  # listed last
+    for field, key in coarsest.items():
+        value = getattr(defaults, field)
+        multiplier = BROKER_LOG_KEYS[key][1]
+        found[key] = _render(value // multiplier if multiplier != 1 else value)
+    return found

@@ -65,13 +65,6 @@ from interop_tests.test_groups import (
 )
 from interop_tests.test_groups_cooperative import assert_only_moved_revoked
 from interop_tests.test_groups_old_clients import describe
-from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.messages.fetch import (
-    FetchPartition,
-    FetchRequest,
-    FetchResponse,
-    FetchTopic,
-)
 from wirekafka.protocol.records.compression import CompressionType, compression_of
 from wirekafka.protocol.records.record_batch import NO_PRODUCER_ID, BatchHeader, iter_batches
 
@@ -97,31 +90,7 @@ def stored_batches(broker: Broker, topic: str, counts: dict[int, int]) -> list[B
             deadline = Deadline(TIMEOUT_S)
             while offset < count:
                 deadline.check(f"offset {count} of {topic} partition {partition}")
-                response: FetchResponse = client.request(
-                    ApiKey.FETCH,
-                    FETCH_VERSION,
-                    FetchRequest(
-                        max_wait_ms=100,
-                        min_bytes=1,
-                        max_bytes=8 << 20,
-                        isolation_level=0,
-                        session_id=0,
-                        session_epoch=-1,
-                        topics=[
-                            FetchTopic(
-                                topic=topic,
-                                partitions=[
-                                    FetchPartition(
-                                        partition=partition,
-                                        fetch_offset=offset,
-                                        partition_max_bytes=4 << 20,
-                                    )
-                                ],
-                            )
-                        ],
-                    ),
-                )
-                ((answer,),) = (t.partitions for t in response.responses)
+                answer = client.fetch(topic, offset, partition=partition, version=FETCH_VERSION)
                 assert answer.error_code == 0, f"Fetch of {topic}/{partition}: {answer.error_code}"
                 for _, header in iter_batches(
                     bytes(answer.records or b""), allow_partial_tail=True

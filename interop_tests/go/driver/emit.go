@@ -33,3 +33,21 @@ func Fail(err error) {
 func Failf(format string, args ...any) {
 	Fail(fmt.Errorf(format, args...))
 }
+
+// Main runs the command named by the first argument: produce, consume or group.
+func Main(client string, produce, consume func(), group func(GroupConfig) Member) {
+	if len(os.Args) < 2 {
+		Failf("usage: %s produce|consume|group CONFIG", client)
+	}
+	switch os.Args[1] {
+	case "produce":
+		produce()
+	case "consume":
+		consume()
+	case "group":
+		config := ReadGroupConfig()
+		RunGroup(config, group(config))
+	default:
+		Failf("%s: unknown command %q", client, os.Args[1])
+	}
+}

@@ -106,25 +106,27 @@ type ConsumeJob struct {
 }
 
 // Partitions is the job's counts by partition number.
-func (j ConsumeJob) Partitions() (map[int32]int64, error) {
+func (j ConsumeJob) Partitions() map[int32]int64 {
 	counts := make(map[int32]int64, len(j.Counts))
 	for p, n := range j.Counts {
 		partition, err := strconv.ParseInt(p, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("partition %q: %w", p, err)
+			Failf("partition %q: %v", p, err)
 		}
 		counts[int32(partition)] = n
 	}
-	return counts, nil
+	return counts
 }
 
-// ReadJob decodes the one JSON document on stdin into job.
-func ReadJob(job any) error {
+// ReadJob decodes the one JSON document on stdin into job, or fails.
+func ReadJob(job any) {
 	data, err := io.ReadAll(bufio.NewReader(os.Stdin))
-	if err != nil {
-		return err
+	if err == nil {
+		err = json.Unmarshal(data, job)
 	}
-	return json.Unmarshal(data, job)
+	if err != nil {
+		Failf("reading the job on stdin: %v", err)
+	}
 }
 
 // Produced prints the acknowledgements: [partition, offset] of each record, in send order.

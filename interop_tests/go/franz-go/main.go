@@ -22,26 +22,25 @@ import (
 	"wirekafka/interop_tests/go/driver"
 )
 
-const timeout = 120 * time.Second
+const (
+	timeout  = 120 * time.Second
+	clientID = "wirekafka-interop-franz-go"
+)
 
-func main() {
-	if len(os.Args) < 2 {
-		driver.Failf("usage: franz-go produce|consume|group CONFIG")
-	}
-	switch os.Args[1] {
-	case "produce":
-		produce()
-	case "consume":
-		consume()
-	case "group":
-		driver.RunGroup(newMember(driver.ReadGroupConfig()))
-	default:
-		driver.Failf("unknown command %q", os.Args[1])
-	}
-}
+func main() { driver.Main("franz-go", produce, consume, newMember) }
 
-func logger() kgo.Opt {
-	return kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil))
+// newClient is a kgo client of bootstrap, logging its warnings on stderr.
+func newClient(bootstrap, clientID string, options ...kgo.Opt) *kgo.Client {
+	options = append([]kgo.Opt{
+		kgo.SeedBrokers(bootstrap),
+		kgo.ClientID(clientID),
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)),
+	}, options...)
+	client, err := kgo.NewClient(options...)
+	if err != nil {
+		driver.Fail(err)
+	}
+	return client
 }
 
 var codecs = map[string]kgo.CompressionCodec{
@@ -54,27 +53,19 @@ var codecs = map[string]kgo.CompressionCodec{
 
 func produce() {
 	var job driver.ProduceJob
-	if err := driver.ReadJob(&job); err != nil {
-		driver.Fail(err)
-	}
+	driver.ReadJob(&job)
 	codec, ok := codecs[job.Codec()]
 	if !ok {
 		driver.Failf("unknown codec %q", job.Codec())
 	}
-	client, err := kgo.NewClient(
-		kgo.SeedBrokers(job.Bootstrap),
-		kgo.ClientID("wirekafka-interop-franz-go"),
+	client := newClient(job.Bootstrap, clientID,
 		kgo.DefaultProduceTopic(job.Topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // and idempotence, kgo's default
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerLinger(5*time.Millisecond),
-		logger(),
 	)
-	if err != nil {
-		driver.Fail(err)
-	}
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -113,27 +104,16 @@ func produce() {
 
 func consume() {
 	var job driver.ConsumeJob
-	if err := driver.ReadJob(&job); err != nil {
-		driver.Fail(err)
-	}
-	counts, err := job.Partitions()
-	if err != nil {
-		driver.Fail(err)
-	}
+	driver.ReadJob(&job)
+	counts := job.Partitions()
 	start := map[int32]kgo.Offset{}
 	for p := range counts {
 		start[p] = kgo.NewOffset().AtStart()
 	}
-	client, err := kgo.NewClient(
-		kgo.SeedBrokers(job.Bootstrap),
-		kgo.ClientID("wirekafka-interop-franz-go"),
+	client := newClient(job.Bootstrap, clientID,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{job.Topic: start}),
 		kgo.FetchMaxWait(500*time.Millisecond),
-		logger(),
 	)
-	if err != nil {
-		driver.Fail(err)
-	}
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -183,7 +163,7 @@ var balancers = map[string]kgo.GroupBalancer{
 	"cooperative-sticky": kgo.CooperativeStickyBalancer(),
 }
 
-func newMember(config driver.GroupConfig) (driver.GroupConfig, driver.Member) {
+func newMember(config driver.GroupConfig) driver.Member {
 	assignment := config.Assignment
 	if assignment == "" {
 		assignment = "cooperative-sticky" // kgo's default
@@ -198,9 +178,7 @@ func newMember(config driver.GroupConfig) (driver.GroupConfig, driver.Member) {
 			owned.Change(kind, partitions[config.Topic])
 		}
 	}
-	client, err := kgo.NewClient(
-		kgo.SeedBrokers(config.Bootstrap),
-		kgo.ClientID(config.Name),
+	client := newClient(config.Bootstrap, config.Name,
 		kgo.ConsumerGroup(config.Group),
 		kgo.ConsumeTopics(config.Topic),
 		kgo.Balancers(balancer),
@@ -213,12 +191,8 @@ func newMember(config driver.GroupConfig) (driver.GroupConfig, driver.Member) {
 		kgo.OnPartitionsRevoked(notice("revoked")),
 		kgo.OnPartitionsLost(notice("lost")),
 		kgo.FetchMaxWait(500*time.Millisecond),
-		logger(),
 	)
-	if err != nil {
-		driver.Fail(err)
-	}
-	return config, &member{client: client, topic: config.Topic}
+	return &member{client: client, topic: config.Topic}
 }
 
 func (m *member) Poll(ctx context.Context) ([]driver.Polled, error) {

@@ -31,21 +31,7 @@ const (
 
 var errorLog = kafka.LoggerFunc(log.New(os.Stderr, "kafka-go: ", log.LstdFlags|log.Lmicroseconds).Printf)
 
-func main() {
-	if len(os.Args) < 2 {
-		driver.Failf("usage: kafka-go produce|consume|group CONFIG")
-	}
-	switch os.Args[1] {
-	case "produce":
-		produce()
-	case "consume":
-		consume()
-	case "group":
-		driver.RunGroup(newMember(driver.ReadGroupConfig()))
-	default:
-		driver.Failf("unknown command %q", os.Args[1])
-	}
-}
+func main() { driver.Main("kafka-go", produce, consume, newMember) }
 
 var codecs = map[string]kafka.Compression{
 	"none":   0,
@@ -57,9 +43,7 @@ var codecs = map[string]kafka.Compression{
 
 func produce() {
 	var job driver.ProduceJob
-	if err := driver.ReadJob(&job); err != nil {
-		driver.Fail(err)
-	}
+	driver.ReadJob(&job)
 	codec, ok := codecs[job.Codec()]
 	if !ok {
 		driver.Failf("unknown codec %q", job.Codec())
@@ -128,13 +112,8 @@ func produce() {
 
 func consume() {
 	var job driver.ConsumeJob
-	if err := driver.ReadJob(&job); err != nil {
-		driver.Fail(err)
-	}
-	counts, err := job.Partitions()
-	if err != nil {
-		driver.Fail(err)
-	}
+	driver.ReadJob(&job)
+	counts := job.Partitions()
 	partitions := make([]int32, 0, len(counts))
 	for p := range counts {
 		partitions = append(partitions, p)
@@ -191,7 +170,7 @@ var balancers = map[string]kafka.GroupBalancer{
 	"roundrobin": kafka.RoundRobinGroupBalancer{},
 }
 
-func newMember(config driver.GroupConfig) (driver.GroupConfig, driver.Member) {
+func newMember(config driver.GroupConfig) driver.Member {
 	assignment := config.Assignment
 	if assignment == "" {
 		assignment = "range" // the Reader's default, then round robin
@@ -223,7 +202,7 @@ func newMember(config driver.GroupConfig) (driver.GroupConfig, driver.Member) {
 		Logger:            logger,
 		ErrorLogger:       errorLog,
 	})
-	return config, &member{reader: reader, topic: config.Topic}
+	return &member{reader: reader, topic: config.Topic}
 }
 
 // assignedPartitions reads the partitions out of the Reader's

@@ -25,7 +25,9 @@ every poll that returned records.
 script with kafka-python 2.0.2's venv for 2.0.2. The child imports nothing
 but the stdlib and its client.
 
-Parent side: :class:`Member` starts the child and collects its events.
+Parent side: :class:`Member` starts the child and collects its events. Any
+program that prints these events and takes these commands can be a member
+(``command``): the Go client drivers (``interop_tests/go``) do.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -386,8 +388,11 @@ class Member:
         config: dict,
         *,
         python: str | os.PathLike = sys.executable,
+        command: Sequence[str] | None = None,
         log_dir: Path,
     ) -> None:
+        """``command``: the member's program and its arguments (the configuration is
+        added as the last); by default this script run by ``python``."""
         self.name = name
         self.config = {"name": name, **config}
         self.events: list[dict] = []
@@ -396,7 +401,7 @@ class Member:
         self.stderr_path = log_dir / f"{name}-{time.monotonic_ns()}.stderr"
         self._stderr: IO[bytes] = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
-            [str(python), str(DRIVER), json.dumps(self.config)],
+            [*(command or (str(python), str(DRIVER))), json.dumps(self.config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -20,6 +20,13 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from wirekafka.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    PartitionData,
+)
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -109,6 +116,52 @@ class ProtocolClient:
         )
         (partition_response,) = response.responses[0].partition_responses
         return partition_response.error_code, partition_response.base_offset
+
+    def fetch(
+        self,
+        topic: str,
+        offset: int,
+        *,
+        partition: int = 0,
+        version: int = 11,
+        max_wait_ms: int = 100,
+        min_bytes: int = 1,
+        max_bytes: int = 8 * 1024 * 1024,
+    ) -> PartitionData:
+        """Fetch one partition from ``offset`` (up to ``max_bytes``); its part of the response."""
+        response: FetchResponse = self.request(
+            ApiKey.FETCH,
+            version,
+            FetchRequest(
+                max_wait_ms=max_wait_ms,
+                min_bytes=min_bytes,
+                max_bytes=max_bytes,
+                isolation_level=0,
+                session_id=0,
+                session_epoch=-1,
+                topics=[
+                    FetchTopic(
+                        topic=topic,
+                        partitions=[
+                            FetchPartition(
+                                partition=partition,
+                                fetch_offset=offset,
+                                partition_max_bytes=max_bytes,
+                            )
+                        ],
+                    )
+                ],
+            ),
+        )
+        if response.error_code:
+            raise ProtocolClientError(f"Fetch failed with error {response.error_code}")
+        ((answer,),) = (t.partitions for t in response.responses)
+        if (response.responses[0].topic, answer.partition_index) != (topic, partition):
+            raise ProtocolClientError(
+                f"Fetch of {topic}/{partition} answered for "
+                f"{response.responses[0].topic}/{answer.partition_index}"
+            )
+        return answer
 
     def api_versions(self, api_version: int = 2) -> dict[int, tuple[int, int]]:
         """The (min, max) version the peer serves, by api key.

@@ -41,7 +41,6 @@ from interop_tests.test_kafka_python import (
 )
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
-from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
 from wirekafka.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -268,29 +267,9 @@ def end_offset(client: ProtocolClient, topic: str) -> int:
 
 def stored_keys(client: ProtocolClient, topic: str) -> list[tuple[int, bytes | None]]:
     """(offset, key) of every record of partition 0."""
-    response = client.request(
-        ApiKey.FETCH,
-        FETCH_VERSION,
-        FetchRequest(
-            max_wait_ms=0,
-            min_bytes=0,
-            max_bytes=64 * 1024 * 1024,
-            isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
-            topics=[
-                FetchTopic(
-                    topic=topic,
-                    partitions=[
-                        FetchPartition(
-                            partition=0, fetch_offset=0, partition_max_bytes=64 * 1024 * 1024
-                        )
-                    ],
-                )
-            ],
-        ),
+    partition = client.fetch(
+        topic, 0, version=FETCH_VERSION, max_wait_ms=0, min_bytes=0, max_bytes=64 * 1024 * 1024
     )
-    (partition,) = response.responses[0].partitions
     assert partition.error_code == 0
     records = bytes(partition.records or b"")
     return [

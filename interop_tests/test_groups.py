@@ -80,6 +80,7 @@ class Spawner:
         self, name: str, client: str, bootstrap: str, topic: str, group: str, **config
     ) -> Member:
         python = config.pop("python", None) or sys.executable
+        command = config.pop("command", None)
         member = Member(
             name,
             {
@@ -94,6 +95,7 @@ class Spawner:
                 **config,
             },
             python=python,
+            command=command,
             log_dir=self.log_dir,
         )
         self.started.append(member)

@@ -45,6 +45,27 @@ def partitions_in(events: list[dict]) -> set[int]:
     return {p for e in events for p in e["partitions"]}
 
 
+def assert_only_moved_revoked(
+    old: list[Member], held_before: list[frozenset[int]], marks: list[int]
+) -> set[int]:
+    """Since ``marks``, each old member was assigned nothing and revoked exactly the partitions
+    it held before (``held_before``) and no longer holds; the partitions revoked."""
+    revoked_total: set[int] = set()
+    for m, held, mark in zip(old, held_before, marks, strict=True):
+        revoked = m.of_type("revoked", since=mark)
+        assert m.of_type("lost", since=mark) == [], m.describe()
+        assert partitions_in(m.of_type("assigned", since=mark)) == set(), (
+            f"{m.name} was assigned partitions under cooperative rebalancing\n{m.describe()}"
+        )
+        assert m.owned <= held, f"{m.name} holds partitions it did not hold before\n{m.describe()}"
+        assert partitions_in(revoked) == set(held - m.owned), (
+            f"{m.name} revoked {sorted(partitions_in(revoked))}, but only "
+            f"{sorted(held - m.owned)} moved\n{m.describe()}"
+        )
+        revoked_total |= partitions_in(revoked)
+    return revoked_total
+
+
 def commit_positions(members: list[Member]) -> None:
     """Each member commits where it stands in the partitions it holds, and this waits
     for the commits: a batch commit refused during the first rebalances is not
@@ -91,19 +112,7 @@ def test_new_member_takes_only_what_moves(
     members = [*old, newcomer]
     wait_balanced(members, quiet_s=2.0, what="three members holding 2 partitions each")
 
-    revoked_total: set[int] = set()
-    for m, held, mark in zip(old, held_before, marks, strict=True):
-        revoked = m.of_type("revoked", since=mark)
-        assert m.of_type("lost", since=mark) == [], m.describe()
-        assert partitions_in(m.of_type("assigned", since=mark)) == set(), (
-            f"{m.name} was assigned partitions under cooperative rebalancing\n{m.describe()}"
-        )
-        assert m.owned <= held, f"{m.name} holds partitions it did not hold before\n{m.describe()}"
-        assert partitions_in(revoked) == set(held - m.owned), (
-            f"{m.name} revoked {sorted(partitions_in(revoked))}, but only "
-            f"{sorted(held - m.owned)} moved\n{m.describe()}"
-        )
-        revoked_total |= partitions_in(revoked)
+    revoked_total = assert_only_moved_revoked(old, held_before, marks)
     assert len(revoked_total) == 2
     assert revoked_total == set(newcomer.owned)
     assert partitions_in(newcomer.of_type("revoked", "lost")) == set()

@@ -39,12 +39,6 @@ from confluent_kafka import (
 
 from interop_tests.protocol_client import ProtocolClient
 from wirekafka.protocol.api_table import API_TABLE, ApiKey
-from wirekafka.protocol.messages.fetch import (
-    FetchPartition,
-    FetchRequest,
-    FetchResponse,
-    FetchTopic,
-)
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -227,29 +221,6 @@ def _on_delivery(
     delivered[index] = offset
 
 
-def _fetch_request(topic: str, offset: int) -> FetchRequest:
-    return FetchRequest(
-        max_wait_ms=100,
-        min_bytes=1,
-        max_bytes=8 * 1024 * 1024,
-        isolation_level=0,
-        session_id=0,
-        session_epoch=-1,
-        topics=[
-            FetchTopic(
-                topic=topic,
-                partitions=[
-                    FetchPartition(
-                        partition=PARTITION,
-                        fetch_offset=offset,
-                        partition_max_bytes=4 * 1024 * 1024,
-                    )
-                ],
-            )
-        ],
-    )
-
-
 def _fetch_with_ours(
     client: ProtocolClient, version: int, topic: str, end_offset: int
 ) -> list[bytes]:
@@ -263,14 +234,7 @@ def _fetch_with_ours(
     deadline = _deadline()
     while offset < end_offset:
         _time_left(deadline, f"offset {end_offset} in {topic}")
-        response: FetchResponse = client.request(
-            ApiKey.FETCH, version, _fetch_request(topic, offset)
-        )
-        assert response.error_code == 0
-        (topic_response,) = response.responses
-        assert topic_response.topic == topic
-        (partition,) = topic_response.partitions
-        assert partition.partition_index == PARTITION
+        partition = client.fetch(topic, offset, partition=PARTITION, version=version)
         assert partition.error_code == 0
         if not partition.records:
             continue  # not there yet

@@ -14,14 +14,15 @@ It produces the events, runs the query until it has caught up, sends one
 late-enough view to move the watermark past every window, runs it again, reads
 the output topic back and compares the counts with the ones computed here.
 ``--source-format kafka`` runs the same pipeline on Spark's built-in Kafka
-source and sink (``--jars`` names its jars).
+source and sink; ``--jars`` names the connector's jars, of PySpark's version
+(spark-sql-kafka-0-10_2.13, spark-token-provider-kafka-0-10_2.13,
+kafka-clients and commons-pool2), comma separated.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -145,11 +146,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source-format", default="wirekafka", choices=("wirekafka", "kafka"))
     parser.add_argument(
         "--jars",
-        default=os.environ.get("WIREKAFKA_SPARK_KAFKA_JARS", ""),
-        help="comma-separated jars for the session, such as Spark's Kafka connector's"
-        " (default: $WIREKAFKA_SPARK_KAFKA_JARS)",
+        default="",
+        help="comma-separated jars for the session's classpath; --source-format kafka needs"
+        " Spark's Kafka connector there: spark-sql-kafka-0-10_2.13 and"
+        " spark-token-provider-kafka-0-10_2.13 of PySpark's version, kafka-clients and"
+        " commons-pool2",
     )
     args = parser.parse_args(argv)
+    if args.source_format == "kafka" and not args.jars:
+        parser.error(
+            "--source-format kafka needs Spark's Kafka connector on the classpath:"
+            " --jars spark-sql-kafka-0-10_2.13-<version>.jar,...  (see --help)"
+        )
 
     # Imported here so that --help works without a Kafka client installed.
     from wirekafka.examples.topics import create_topics, produce, read_values

@@ -78,7 +78,7 @@ def cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: SIGKILL when the process that started it dies."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -156,7 +156,7 @@ class ApacheKafka:
             stdin=subprocess.DEVNULL,
             stdout=self._output,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
             timeout=START_TIMEOUT_S,
             check=False,
         )
@@ -167,7 +167,7 @@ class ApacheKafka:
             stdin=subprocess.DEVNULL,
             stdout=self._output,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         self._wait_until_serving()
 

@@ -34,8 +34,11 @@ Rows (``--row``, default all):
 * ``latency-10k``: end-to-end latency at 10,000 msg/s: ``rdkafka_performance``'s
   latency mode, a consumer reading the topic (``-C -l``) while a producer
   writes 100-byte records stamped with the wall clock at 10,000 msg/s
-  (``-P -l -r 10000``, acks=1, linger.ms=0); p50 and p99 of the consumer's
-  per-record latencies (``-A``), and CPU per record at that rate;
+  (``-P -l -r 10000``, acks=1, librdkafka's default linger.ms=5); p50 and
+  p99 of the consumer's per-record latencies (``-A``), and CPU per record at
+  that rate;
+* ``latency-10k-linger-0``: the same with linger.ms=0, so nearly every record
+  is a request of its own (10,000 produce requests a second);
 * ``java-produce``: ``ProducerPerformance``, 100-byte records, acks=1, the
   Java producer's default batching;
 * ``java-consume``: ``ConsumerPerformance`` (a consumer group), 1 KiB records
@@ -133,6 +136,21 @@ def run(command: Sequence[str], timeout_s: float = RUN_TIMEOUT_S) -> str:
     return done.stdout
 
 
+def on_broker(pid: int, command: Sequence[str]) -> tuple[str, float]:
+    """Run a load generator; its stdout and the CPU seconds broker ``pid`` used meanwhile."""
+    before = cpu_seconds(pid)
+    output = run(command)
+    return output, cpu_seconds(pid) - before
+
+
+def last_match(pattern: re.Pattern[str], output: str, program: str) -> tuple[str, ...]:
+    """The groups of the last match of ``pattern`` in ``program``'s output (its summary)."""
+    found = pattern.findall(output)
+    if not found:
+        raise SystemExit(f"{program} printed no figures:\n{output[-2000:]}")
+    return tuple(found[-1]) if isinstance(found[-1], tuple) else (found[-1],)
+
+
 def wait_for(condition: Callable[[], bool], what: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -223,51 +241,41 @@ def rdkafka_requests(output: str, messages: int, counted: str) -> float | None:
     return last["tx"] / last[counted] * messages if last[counted] else None
 
 
-def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options: str) -> str:
-    return run(
-        [
-            str(rdkafka_performance()), "-P", "-t", topic, "-b", bootstrap,
-            "-s", str(size), "-c", str(count), "-q", "-T", STATS_MS, *options,
-        ]
-    )  # fmt: skip
+def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options: str) -> list[str]:
+    return [
+        str(rdkafka_performance()), "-P", "-t", topic, "-b", bootstrap,
+        "-s", str(size), "-c", str(count), "-q", "-T", STATS_MS, *options,
+    ]  # fmt: skip
 
 
 def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
-        before = cpu_seconds(pid)
-        output = rdkafka_produce(bootstrap, topic, size, count, *options)
-        cpu = cpu_seconds(pid) - before
-        found = PRODUCED.search(output)
-        if found is None:
-            raise SystemExit(f"rdkafka_performance printed no rate:\n{output[-2000:]}")
+        output, cpu = on_broker(pid, rdkafka_produce(bootstrap, topic, size, count, *options))
+        rate, mb_s = last_match(PRODUCED, output, "rdkafka_performance")
         requests = rdkafka_requests(output, count, "txmsgs")
-        return Result(count, float(found[1]), float(found[2]), requests, cpu)
+        return Result(count, float(rate), float(mb_s), requests, cpu)
 
     return measure
 
 
 def consume_row(count: int) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
-        rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1")
-        before = cpu_seconds(pid)
-        output = run(
+        run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
+        output, cpu = on_broker(
+            pid,
             [
                 str(rdkafka_performance()), "-C", "-t", topic, "-p", "0", "-o", "0",
                 "-b", bootstrap, "-c", str(count), "-q", "-T", STATS_MS,
-            ]
+            ],
         )  # fmt: skip
-        cpu = cpu_seconds(pid) - before
-        found = CONSUMED.findall(output)
-        if not found:
-            raise SystemExit(f"rdkafka_performance printed no rate:\n{output[-2000:]}")
-        rate, mb_s = found[-1]
+        rate, mb_s = last_match(CONSUMED, output, "rdkafka_performance")
         requests = rdkafka_requests(output, count, "rxmsgs")
         return Result(count, float(rate), float(mb_s), requests, cpu)
 
     return measure
 
 
-def latency_row(count: int) -> Callable[..., Result]:
+def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
         with tempfile.TemporaryDirectory(prefix="wirekafka-bench-latency-") as scratch:
             latencies, consumer_out = Path(scratch) / "latencies", Path(scratch) / "consumer"
@@ -290,9 +298,11 @@ def latency_row(count: int) -> Callable[..., Result]:
                     TOPIC_TIMEOUT_S,
                 )
                 before = cpu_seconds(pid)
-                produced = rdkafka_produce(
-                    bootstrap, topic, 100, count, "-l", "-r", str(LATENCY_RATE),
-                    "-a", "1", "-X", "linger.ms=0",
+                produced = run(
+                    rdkafka_produce(
+                        bootstrap, topic, 100, count, "-l", "-r", str(LATENCY_RATE),
+                        "-a", "1", "-X", f"linger.ms={linger_ms}",
+                    )
                 )  # fmt: skip
                 consumer.wait(RUN_TIMEOUT_S)
                 cpu = cpu_seconds(pid) - before
@@ -304,8 +314,7 @@ def latency_row(count: int) -> Callable[..., Result]:
         if len(samples) != count:
             raise SystemExit(f"{len(samples)} latencies for {count} records:\n{consumed[-2000:]}")
         quantiles = statistics.quantiles(samples, n=100)
-        found = PRODUCED.search(produced)
-        rate = float(found[1]) if found else float("nan")
+        rate = float(last_match(PRODUCED, produced, "rdkafka_performance")[0])
         producer, reader = (
             rdkafka_requests(produced, count, "txmsgs"),
             rdkafka_requests(consumed, count, "rxmsgs"),
@@ -319,8 +328,8 @@ def latency_row(count: int) -> Callable[..., Result]:
 # -- Kafka's perf tools
 
 
-def java_tool(main: str, *arguments: str) -> str:
-    return run([java(), LOAD_HEAP, "-cp", classpath(KAFKA), f"org.apache.kafka.tools.{main}", *arguments])  # fmt: skip
+def java_tool(main: str, *arguments: str) -> list[str]:
+    return [java(), LOAD_HEAP, "-cp", classpath(KAFKA), f"org.apache.kafka.tools.{main}", *arguments]  # fmt: skip
 
 
 def java_requests(output: str) -> float | None:
@@ -330,17 +339,13 @@ def java_requests(output: str) -> float | None:
 
 def java_produce_row(size: int, count: int) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
-        before = cpu_seconds(pid)
-        output = java_tool(
+        command = java_tool(
             "ProducerPerformance", "--topic", topic, "--num-records", str(count),
             "--record-size", str(size), "--throughput", "-1", "--bootstrap-server", bootstrap,
             "--command-property", "acks=1", "--print-metrics",
         )  # fmt: skip
-        cpu = cpu_seconds(pid) - before
-        found = JAVA_SENT.findall(output)
-        if not found:
-            raise SystemExit(f"ProducerPerformance printed no rate:\n{output[-2000:]}")
-        rate, mb_s = found[-1]
+        output, cpu = on_broker(pid, command)
+        rate, mb_s = last_match(JAVA_SENT, output, "ProducerPerformance")
         return Result(count, float(rate), float(mb_s), java_requests(output), cpu)
 
     return measure
@@ -348,13 +353,12 @@ def java_produce_row(size: int, count: int) -> Callable[..., Result]:
 
 def java_consume_row(count: int) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
-        rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1")
-        before = cpu_seconds(pid)
-        output = java_tool(
+        run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
+        command = java_tool(
             "ConsumerPerformance", "--topic", topic, "--num-records", str(count),
             "--bootstrap-server", bootstrap, "--timeout", "120000", "--print-metrics",
         )  # fmt: skip
-        cpu = cpu_seconds(pid) - before
+        output, cpu = on_broker(pid, command)
         lines = output.splitlines()
         header = next((i for i, line in enumerate(lines) if line.startswith("start.time")), None)
         if header is None:
@@ -389,7 +393,8 @@ def rows(scale: float) -> dict[str, Row]:
     return {
         **produce,
         "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False),
-        "latency-10k": Row(latency_row(n(100_000)), "ms"),
+        "latency-10k": Row(latency_row(n(100_000), 5), "ms"),
+        "latency-10k-linger-0": Row(latency_row(n(100_000), 0), "ms"),
         "java-produce": Row(java_produce_row(100, n(1_000_000)), "msg/s", mock=False),
         "java-consume": Row(java_consume_row(n(300_000)), "MB/s", mock=False),
     }
@@ -476,8 +481,8 @@ def main() -> None:
     rdkafka_performance(), mock_cluster()  # built before any broker starts
     with contextlib.ExitStack() as stack:
         started = [stack.enter_context(wirekafka_peer()), stack.enter_context(apache_kafka_peer())]
-        for peer in started:
-            warm_up(peer)
+        for admin_peer in started:
+            warm_up(admin_peer)
         peers: list[Peer] = [*started, MockPeer()]
         medians: dict[str, dict[str, Result]] = {}
         runs = 0

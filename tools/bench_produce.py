@@ -10,7 +10,7 @@ tree alike. For each run it prints the rate and the broker's CPU time per
 message from ``/proc/<pid>/stat`` (user + system, over the run), then the
 medians and the rate of each tree against the first.
 
-    python tools/bench_produce.py [--baseline REF] [--messages N] [--reps R] [--row NAME ...]
+    python -m tools.bench_produce [--baseline REF] [--messages N] [--reps R] [--row NAME ...]
 
 Rows (``--row``, default ``default-batching``):
 
@@ -25,23 +25,18 @@ Needs gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE_SOURCE = Path("/usr/share/doc/librdkafka-dev/examples/rdkafka_performance.c")
-BUILD_DIR = ROOT / "build" / "rdkafka"
-LISTENING = re.compile(rb"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
+from tools.bench_support import ROOT, cpu_seconds, rdkafka_performance, start_wirekafka
+
 RATE = re.compile(r"(\d+) msgs/s")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -63,52 +58,9 @@ class Result:
     broker_cpu_us: float  # broker CPU per message
 
 
-def build_load_generator() -> Path:
-    """``rdkafka_performance``, compiled once into ``build/rdkafka``."""
-    binary = BUILD_DIR / "rdkafka_performance"
-    headers = sorted((ROOT / "tools" / "rdkafka" / "src").glob("*.h"))
-    newest_input = max(p.stat().st_mtime for p in [EXAMPLE_SOURCE, *headers])
-    if binary.exists() and binary.stat().st_mtime >= newest_input:
-        return binary
-    BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    command = [
-        "gcc", "-O2", "-I", str(ROOT / "tools" / "rdkafka" / "src"),
-        "-I", "/usr/include/librdkafka", "-o", str(binary), str(EXAMPLE_SOURCE), "-lrdkafka",
-    ]  # fmt: skip
-    subprocess.run(command, check=True)
-    return binary
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def start_broker(tree: Path, data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """A broker from the source tree ``tree`` (its ``wirekafka`` first on the path)."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "wirekafka", "serve", "--log-level", "WARNING",
-            "--override", f"log.dirs={data_dir}",
-            "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-            "--override", "num.partitions=1",
-        ],
-        stdout=subprocess.PIPE,
-        env=env,
-        cwd=data_dir,
-    )  # fmt: skip
-    assert process.stdout is not None
-    match = LISTENING.search(process.stdout.readline())
-    if match is None:
-        process.kill()
-        raise SystemExit(f"the broker from {tree} did not start")
-    return process, int(match["port"])
-
-
 def run_once(load: Path, tree: Path, row: Row, messages: int) -> Result:
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
-        broker, port = start_broker(tree, Path(data_dir))
+        broker, port = start_wirekafka(tree, Path(data_dir))
         try:
             before = cpu_seconds(broker.pid)
             command = [
@@ -142,7 +94,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--row", action="append", choices=sorted(ROWS), dest="rows")
     args = parser.parse_args()
-    load = build_load_generator()
+    load = rdkafka_performance()
     scratch = Path(tempfile.mkdtemp(prefix="wirekafka-bench-trees-"))
     try:
         trees = {"this checkout": ROOT}

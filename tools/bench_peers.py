@@ -1,0 +1,512 @@
+"""Benchmark: the same load against wirekafka, Apache Kafka and librdkafka's mock cluster.
+
+Three brokers in one run: wirekafka from this checkout, Apache Kafka 4.3
+(KRaft, one JVM with -Xmx1g, ``tools/apache_kafka.py``, jar set ``kafka`` of
+``interop_tests/jvm/fetch``) and librdkafka's mock cluster
+(``tools/rdkafka/mock_cluster.c``, a C peer that keeps records in memory).
+wirekafka and Apache Kafka run for the whole benchmark (first warmed up with
+250 MB produced and read back, so the JVM has compiled its hot paths); the
+mock starts afresh for every run. Every run writes a new topic with one
+partition. Each row runs ``--reps`` times, the brokers taking turns
+(the first broker of each rep rotates), so a noisy machine weighs on each alike.
+
+The load comes from programs that are not the ceiling: librdkafka's
+``rdkafka_performance`` (C, built by ``tools/bench_support.py``) and Kafka's
+own ``ProducerPerformance`` and ``ConsumerPerformance`` (``kafka-producer-perf-test``,
+``kafka-consumer-perf-test``). For each run it prints msg/s (MB/s for consume),
+and the broker's CPU (user + system from ``/proc/<pid>/stat``, over the timed
+part: for Apache Kafka the JVM's, for the mock its process's) per message and
+per request. Requests are counted by the client (librdkafka's statistics,
+``tx`` against ``txmsgs``/``rxmsgs``; the Java client's ``request-total``
+metric), so they include its Metadata and, for the Java consumer, group
+requests. Then a table of medians with the ratios wirekafka/peer.
+
+    python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
+
+Rows (``--row``, default all):
+
+* ``default-batching``, ``batch-1``, ``batch-50``: ``tools/bench_produce.py``'s
+  rows, by ``rdkafka_performance -P``: 100-byte records at librdkafka's default
+  batching; 200-byte records one per request and 50 per batch, acks=1 (the
+  SIGMOD 2011 paper's producer test);
+* ``consume-1k``: 1 KiB records, written first (not timed) and read from
+  offset 0 from the page cache by ``rdkafka_performance -C``;
+* ``latency-10k``: end-to-end latency at 10,000 msg/s: ``rdkafka_performance``'s
+  latency mode, a consumer reading the topic (``-C -l``) while a producer
+  writes 100-byte records stamped with the wall clock at 10,000 msg/s
+  (``-P -l -r 10000``, acks=1, librdkafka's default linger.ms=5); p50 and
+  p99 of the consumer's per-record latencies (``-A``), and CPU per record at
+  that rate;
+* ``latency-10k-linger-0``: the same with linger.ms=0, so nearly every record
+  is a request of its own (10,000 produce requests a second);
+* ``java-produce``: ``ProducerPerformance``, 100-byte records, acks=1, the
+  Java producer's default batching;
+* ``java-consume``: ``ConsumerPerformance`` (a consumer group), 1 KiB records
+  written first; its fetch MB/s (without the group join).
+
+Not run against the mock: the consume rows (its partitions keep only their
+last ~5 MB), and the Java rows (the Java client 4.3 never gets going against
+the mock of librdkafka 2.0: no error, no progress). ``--scale`` multiplies the
+record counts. Needs gcc, librdkafka-dev, Java 17 and the fetched jars.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Protocol
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from interop_tests.jvm_jars import KAFKA, classpath, java
+from tools.apache_kafka import ApacheKafka, die_with_parent
+from tools.bench_produce import ROWS as PRODUCE_ROWS
+from tools.bench_support import (
+    ROOT,
+    cpu_seconds,
+    mock_cluster,
+    rdkafka_performance,
+    start_wirekafka,
+)
+
+RUN_TIMEOUT_S = 600.0
+TOPIC_TIMEOUT_S = 60.0
+WARM_UP_RECORDS = 250_000  # of 1 KiB
+LATENCY_RATE = 10_000  # msg/s
+LOAD_HEAP = "-Xmx512m"
+STATS_MS = "100"  # librdkafka statistics interval: requests are counted from the last
+PRODUCED = re.compile(r"delivered .* in \d+ms: (\d+) msgs/s and ([\d.]+) MB/s")
+CONSUMED = re.compile(r"consumed in \d+ms: (\d+) msgs/s \(([\d.]+) MB/s\)")
+JAVA_SENT = re.compile(r"\d+ records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
+JAVA_REQUESTS = re.compile(r"^(?:producer|consumer)-metrics:request-total:\{[^}]*\}\s*:\s*([\d.]+)", re.M)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Result:
+    messages: int
+    rate: float  # msg/s
+    mb_s: float
+    requests: float | None  # sent by the client(s) over the timed part, estimated
+    cpu_s: float  # the broker's, over the timed part
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+
+    @property
+    def cpu_us_per_message(self) -> float:
+        return self.cpu_s / self.messages * 1e6
+
+    @property
+    def cpu_us_per_request(self) -> float | None:
+        return self.cpu_s / self.requests * 1e6 if self.requests else None
+
+
+class Peer(Protocol):
+    name: str
+
+    def serving(self, topic: str) -> contextlib.AbstractContextManager[tuple[str, int]]:
+        """For one run: ``topic`` exists with one partition; (bootstrap, the broker's pid)."""
+        ...
+
+
+def run(command: Sequence[str], timeout_s: float = RUN_TIMEOUT_S) -> str:
+    """Run a load generator; its stdout. It dies with this process."""
+    done = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        preexec_fn=die_with_parent,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{command[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def on_broker(pid: int, command: Sequence[str]) -> tuple[str, float]:
+    """Run a load generator; its stdout and the CPU seconds broker ``pid`` used meanwhile."""
+    before = cpu_seconds(pid)
+    output = run(command)
+    return output, cpu_seconds(pid) - before
+
+
+def last_match(pattern: re.Pattern[str], output: str, program: str) -> tuple[str, ...]:
+    """The groups of the last match of ``pattern`` in ``program``'s output (its summary)."""
+    found = pattern.findall(output)
+    if not found:
+        raise SystemExit(f"{program} printed no figures:\n{output[-2000:]}")
+    return tuple(found[-1]) if isinstance(found[-1], tuple) else (found[-1],)
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.05)
+
+
+class AdminPeer:
+    """A broker serving CreateTopics and DeleteTopics (wirekafka, Apache Kafka)."""
+
+    def __init__(self, name: str, bootstrap: str, pid: int) -> None:
+        self.name, self.bootstrap, self.pid = name, bootstrap, pid
+
+    @contextlib.contextmanager
+    def serving(self, topic: str) -> Iterator[tuple[str, int]]:
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
+
+        def has_leader() -> bool:
+            found = admin.list_topics(topic, timeout=10).topics.get(topic)
+            return found is not None and found.error is None and found.partitions[0].leader >= 0
+
+        for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+            future.result(TOPIC_TIMEOUT_S)
+        wait_for(has_leader, f"a leader for {topic}", TOPIC_TIMEOUT_S)
+        try:
+            yield self.bootstrap, self.pid
+        finally:
+            for future in admin.delete_topics([topic]).values():
+                future.result(TOPIC_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def wirekafka_peer() -> Iterator[AdminPeer]:
+    with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
+        process, port = start_wirekafka(ROOT, Path(data_dir))
+        try:
+            yield AdminPeer("wirekafka", f"127.0.0.1:{port}", process.pid)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def apache_kafka_peer() -> Iterator[AdminPeer]:
+    with ApacheKafka() as kafka:
+        yield AdminPeer("Apache Kafka", kafka.bootstrap, kafka.pid)
+
+
+class MockPeer:
+    """librdkafka's mock cluster, a new process for every run."""
+
+    name = "mock"
+
+    @contextlib.contextmanager
+    def serving(self, topic: str) -> Iterator[tuple[str, int]]:
+        process = subprocess.Popen(
+            [str(mock_cluster()), topic],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=die_with_parent,
+        )
+        try:
+            assert process.stdout is not None
+            bootstrap = process.stdout.readline().strip()
+            if not bootstrap:
+                raise SystemExit(f"the mock cluster did not start ({process.wait()})")
+            yield bootstrap, process.pid
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+# -- librdkafka's load generator
+
+
+def rdkafka_requests(output: str, messages: int, counted: str) -> float | None:
+    """Requests for ``messages`` from the last statistics: ``tx`` per ``counted`` message."""
+    stats = [line for line in output.splitlines() if line.startswith("{")]
+    if not stats:
+        return None
+    last = json.loads(stats[-1])
+    return last["tx"] / last[counted] * messages if last[counted] else None
+
+
+def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options: str) -> list[str]:
+    return [
+        str(rdkafka_performance()), "-P", "-t", topic, "-b", bootstrap,
+        "-s", str(size), "-c", str(count), "-q", "-T", STATS_MS, *options,
+    ]  # fmt: skip
+
+
+def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., Result]:
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        output, cpu = on_broker(pid, rdkafka_produce(bootstrap, topic, size, count, *options))
+        rate, mb_s = last_match(PRODUCED, output, "rdkafka_performance")
+        requests = rdkafka_requests(output, count, "txmsgs")
+        return Result(count, float(rate), float(mb_s), requests, cpu)
+
+    return measure
+
+
+def consume_row(count: int) -> Callable[..., Result]:
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
+        output, cpu = on_broker(
+            pid,
+            [
+                str(rdkafka_performance()), "-C", "-t", topic, "-p", "0", "-o", "0",
+                "-b", bootstrap, "-c", str(count), "-q", "-T", STATS_MS,
+            ],
+        )  # fmt: skip
+        rate, mb_s = last_match(CONSUMED, output, "rdkafka_performance")
+        requests = rdkafka_requests(output, count, "rxmsgs")
+        return Result(count, float(rate), float(mb_s), requests, cpu)
+
+    return measure
+
+
+def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        with tempfile.TemporaryDirectory(prefix="wirekafka-bench-latency-") as scratch:
+            latencies, consumer_out = Path(scratch) / "latencies", Path(scratch) / "consumer"
+            with consumer_out.open("w") as out:
+                consumer = subprocess.Popen(
+                    [
+                        "stdbuf", "-oL", str(rdkafka_performance()), "-C", "-l",
+                        "-A", str(latencies), "-t", topic, "-p", "0", "-o", "0",
+                        "-b", bootstrap, "-c", str(count), "-T", STATS_MS,
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.DEVNULL,
+                    preexec_fn=die_with_parent,
+                )  # fmt: skip
+            try:
+                wait_for(
+                    lambda: "reached end" in consumer_out.read_text(),
+                    "the latency consumer to reach the end of the topic",
+                    TOPIC_TIMEOUT_S,
+                )
+                before = cpu_seconds(pid)
+                produced = run(
+                    rdkafka_produce(
+                        bootstrap, topic, 100, count, "-l", "-r", str(LATENCY_RATE),
+                        "-a", "1", "-X", f"linger.ms={linger_ms}",
+                    )
+                )  # fmt: skip
+                consumer.wait(RUN_TIMEOUT_S)
+                cpu = cpu_seconds(pid) - before
+            finally:
+                consumer.kill()
+                consumer.wait()
+            consumed = consumer_out.read_text()
+            samples = [int(line) / 1000 for line in latencies.read_text().split()]
+        if len(samples) != count:
+            raise SystemExit(f"{len(samples)} latencies for {count} records:\n{consumed[-2000:]}")
+        quantiles = statistics.quantiles(samples, n=100)
+        rate = float(last_match(PRODUCED, produced, "rdkafka_performance")[0])
+        producer, reader = (
+            rdkafka_requests(produced, count, "txmsgs"),
+            rdkafka_requests(consumed, count, "rxmsgs"),
+        )
+        requests = producer + reader if producer and reader else None
+        return Result(count, rate, rate * 100 / 1e6, requests, cpu, quantiles[49], quantiles[98])
+
+    return measure
+
+
+# -- Kafka's perf tools
+
+
+def java_tool(main: str, *arguments: str) -> list[str]:
+    return [java(), LOAD_HEAP, "-cp", classpath(KAFKA), f"org.apache.kafka.tools.{main}", *arguments]  # fmt: skip
+
+
+def java_requests(output: str) -> float | None:
+    found = JAVA_REQUESTS.search(output)
+    return float(found[1]) if found else None
+
+
+def java_produce_row(size: int, count: int) -> Callable[..., Result]:
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        command = java_tool(
+            "ProducerPerformance", "--topic", topic, "--num-records", str(count),
+            "--record-size", str(size), "--throughput", "-1", "--bootstrap-server", bootstrap,
+            "--command-property", "acks=1", "--print-metrics",
+        )  # fmt: skip
+        output, cpu = on_broker(pid, command)
+        rate, mb_s = last_match(JAVA_SENT, output, "ProducerPerformance")
+        return Result(count, float(rate), float(mb_s), java_requests(output), cpu)
+
+    return measure
+
+
+def java_consume_row(count: int) -> Callable[..., Result]:
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
+        command = java_tool(
+            "ConsumerPerformance", "--topic", topic, "--num-records", str(count),
+            "--bootstrap-server", bootstrap, "--timeout", "120000", "--print-metrics",
+        )  # fmt: skip
+        output, cpu = on_broker(pid, command)
+        lines = output.splitlines()
+        header = next((i for i, line in enumerate(lines) if line.startswith("start.time")), None)
+        if header is None:
+            raise SystemExit(f"ConsumerPerformance printed no figures:\n{output[-2000:]}")
+        fields = dict(zip(lines[header].split(", "), lines[header + 1].split(", "), strict=True))
+        if int(fields["data.consumed.in.nMsg"]) != count:
+            raise SystemExit(
+                f"ConsumerPerformance read {fields['data.consumed.in.nMsg']} of {count}"
+            )
+        rate, mb_s = float(fields["fetch.nMsg.sec"]), float(fields["fetch.MB.sec"])
+        return Result(count, rate, mb_s, java_requests(output), cpu)
+
+    return measure
+
+
+@dataclass(frozen=True)
+class Row:
+    measure: Callable[[str, int, str], Result]
+    unit: str  # what the table shows: "msg/s", "MB/s" or "ms" (p50/p99 latency)
+    mock: bool = True  # also run against the mock
+
+
+def rows(scale: float) -> dict[str, Row]:
+    def n(count: int) -> int:
+        return max(1, int(count * scale))
+
+    produce = {
+        name: Row(produce_row(row.record_bytes, n(count), row.options), "msg/s")
+        for name, count in (("default-batching", 2_000_000), ("batch-1", 100_000), ("batch-50", 1_000_000))
+        for row in [PRODUCE_ROWS[name]]
+    }  # fmt: skip
+    return {
+        **produce,
+        "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False),
+        "latency-10k": Row(latency_row(n(100_000), 5), "ms"),
+        "latency-10k-linger-0": Row(latency_row(n(100_000), 0), "ms"),
+        "java-produce": Row(java_produce_row(100, n(1_000_000)), "msg/s", mock=False),
+        "java-consume": Row(java_consume_row(n(300_000)), "MB/s", mock=False),
+    }
+
+
+# -- the run
+
+
+def figure(result: Result, unit: str) -> str:
+    if unit == "ms":
+        return f"{result.p50_ms:.1f}/{result.p99_ms:.1f} ms"
+    if unit == "MB/s":
+        return f"{result.mb_s:,.1f} MB/s"
+    return f"{result.rate:,.0f} msg/s"
+
+
+def headline(result: Result, unit: str) -> float:
+    """The figure ratios are taken of: a rate, or the p99 latency."""
+    if unit == "ms":
+        assert result.p99_ms is not None
+        return result.p99_ms
+    return result.mb_s if unit == "MB/s" else result.rate
+
+
+def cpu_text(result: Result) -> str:
+    per_request = result.cpu_us_per_request
+    return f"{result.cpu_us_per_message:.2f} µs/msg, " + (
+        f"{per_request:.0f} µs/request" if per_request is not None else "? µs/request"
+    )
+
+
+def median_result(results: Sequence[Result]) -> Result:
+    def med(values: Sequence[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return statistics.median(known) if known else None
+
+    return Result(
+        results[0].messages,
+        statistics.median(r.rate for r in results),
+        statistics.median(r.mb_s for r in results),
+        med([r.requests for r in results]),
+        statistics.median(r.cpu_s for r in results),
+        med([r.p50_ms for r in results]),
+        med([r.p99_ms for r in results]),
+    )
+
+
+def warm_up(peer: AdminPeer) -> None:
+    """Write 250 MB and read them back, so the JVM has compiled its hot paths."""
+    with peer.serving("warm-up") as (bootstrap, pid):
+        consume_row(WARM_UP_RECORDS)(bootstrap, pid, "warm-up")
+
+
+def print_table(medians: dict[str, dict[str, Result]], units: dict[str, str]) -> None:
+    print(
+        "\n| row | wirekafka | Apache Kafka | mock | wirekafka/Kafka | wirekafka/mock "
+        "| wirekafka CPU | Apache Kafka CPU |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, found in medians.items():
+        unit, ours = units[name], found["wirekafka"]
+        cells = [figure(found[p], unit) if p in found else "-" for p in ("wirekafka", "Apache Kafka", "mock")]  # fmt: skip
+        ratios = [
+            f"{headline(ours, unit) / headline(found[p], unit):.2f}" if p in found else "-"
+            for p in ("Apache Kafka", "mock")
+        ]
+        kafka_cpu = cpu_text(found["Apache Kafka"]) if "Apache Kafka" in found else "-"
+        print(f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {cpu_text(ours)} | {kafka_cpu} |")  # fmt: skip
+
+
+def raise_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds, so every broker and load generator is stopped
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    table = rows(1.0)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--row", action="append", choices=list(table), dest="rows")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the record counts")
+    args = parser.parse_args()
+    table = rows(args.scale)
+    signal.signal(signal.SIGTERM, raise_on_sigterm)
+    rdkafka_performance(), mock_cluster()  # built before any broker starts
+    with contextlib.ExitStack() as stack:
+        started = [stack.enter_context(wirekafka_peer()), stack.enter_context(apache_kafka_peer())]
+        for admin_peer in started:
+            warm_up(admin_peer)
+        peers: list[Peer] = [*started, MockPeer()]
+        medians: dict[str, dict[str, Result]] = {}
+        runs = 0
+        for name in args.rows or list(table):
+            row = table[name]
+            results: dict[str, list[Result]] = {}
+            for rep in range(args.reps):
+                turn = [p for p in peers if row.mock or p.name != "mock"]
+                turn = turn[rep % len(turn) :] + turn[: rep % len(turn)]
+                for peer in turn:
+                    runs += 1
+                    topic = f"bench-{name}-{runs}"
+                    with peer.serving(topic) as (bootstrap, pid):
+                        result = row.measure(bootstrap, pid, topic)
+                    results.setdefault(peer.name, []).append(result)
+                    print(
+                        f"{name} rep {rep + 1} {peer.name:>12}: {figure(result, row.unit):>18}, "
+                        f"broker {cpu_text(result)}",
+                        flush=True,
+                    )
+            medians[name] = {peer: median_result(found) for peer, found in results.items()}
+        print_table(medians, {name: table[name].unit for name in medians})
+    print(f"\npython -m tools.bench_peers {' '.join(sys.argv[1:])}")
+
+
+if __name__ == "__main__":
+    main()

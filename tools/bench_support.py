@@ -1,0 +1,81 @@
+"""What the broker benchmarks share: C programs built once, a wirekafka broker, CPU from /proc.
+
+* :func:`rdkafka_performance`: librdkafka's load generator, compiled from the
+  example source Debian's ``librdkafka-dev`` ships (``tools/rdkafka/src``
+  stands in for the library's internal ``rd.h``/``rdtime.h``);
+* :func:`mock_cluster`: ``tools/rdkafka/mock_cluster.c``, librdkafka's mock
+  cluster as a process;
+* :func:`start_wirekafka`: a broker from a source tree in a subprocess;
+* :func:`cpu_seconds`: a process's user + system time so far.
+
+Both programs go to ``build/rdkafka`` and are rebuilt when a source is newer.
+They need gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RDKAFKA_DIR = ROOT / "tools" / "rdkafka"
+BUILD_DIR = ROOT / "build" / "rdkafka"
+EXAMPLE_SOURCE = Path("/usr/share/doc/librdkafka-dev/examples/rdkafka_performance.c")
+LISTENING = re.compile(rb"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def build(name: str, source: Path, headers: Sequence[Path] = ()) -> Path:
+    """``build/rdkafka/<name>``, compiled from ``source`` against librdkafka unless up to date."""
+    binary = BUILD_DIR / name
+    newest_input = max(p.stat().st_mtime for p in [source, *headers])
+    if binary.exists() and binary.stat().st_mtime >= newest_input:
+        return binary
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    command = [
+        "gcc", "-O2", "-I", str(RDKAFKA_DIR / "src"), "-I", "/usr/include/librdkafka",
+        "-o", str(binary), str(source), "-lrdkafka",
+    ]  # fmt: skip
+    subprocess.run(command, check=True)
+    return binary
+
+
+def rdkafka_performance() -> Path:
+    return build("rdkafka_performance", EXAMPLE_SOURCE, sorted((RDKAFKA_DIR / "src").glob("*.h")))
+
+
+def mock_cluster() -> Path:
+    return build("mock_cluster", RDKAFKA_DIR / "mock_cluster.c")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def start_wirekafka(tree: Path, data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """A broker from the source tree ``tree`` (its ``wirekafka`` first on the path); its port."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "wirekafka", "serve", "--log-level", "WARNING",
+            "--override", f"log.dirs={data_dir}",
+            "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+            "--override", "num.partitions=1",
+        ],
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=data_dir,
+    )  # fmt: skip
+    assert process.stdout is not None
+    match = LISTENING.search(process.stdout.readline())
+    if match is None:
+        process.kill()
+        process.wait()
+        raise SystemExit(f"the broker from {tree} did not start")
+    return process, int(match["port"])

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from interop_tests.broker import Broker
-from interop_tests.group_driver import Member, wait_until
+from interop_tests.group_driver import Member, MemberEvents, wait_until
 from interop_tests.test_groups import (
     SESSION_TIMEOUT_MS,
     TIMEOUT_S,
@@ -44,7 +44,7 @@ def group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     yield from start_group_broker(tmp_path_factory)
 
 
-def all_committed(member: Member) -> bool:
+def all_committed(member: MemberEvents) -> bool:
     """Every record the member returned is covered by one of its commits."""
     read: dict[int, int] = {}
     for p, o, _ in member.records():

@@ -411,6 +411,14 @@ class MemberEvents:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def commit(self, offsets: dict[int, int]) -> None:
+        """Have the member commit exactly these offsets."""
+        raise NotImplementedError
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Close the member's consumer, and insist that it closed cleanly."""
+        raise NotImplementedError
+
     # -- views of the events
 
     def snapshot(self) -> list[dict]:

@@ -379,6 +379,14 @@ def main() -> None:
 # -- parent
 
 
+def parse_event(raw: bytes) -> dict:
+    """One line a driver printed: its JSON object, or the line as a ``garbage`` event."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"type": "garbage", "line": raw.decode(errors="replace")}
+
+
 class MemberEvents:
     """The events one group member printed, in order, and views of them.
 
@@ -490,11 +498,7 @@ class Member(MemberEvents):
     def _read(self) -> None:
         assert self.process.stdout is not None
         for raw in self.process.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                event = {"type": "garbage", "line": raw.decode(errors="replace")}
-            self.add(event)
+            self.add(parse_event(raw))
         self.ended()
 
     def stderr_text(self, limit: int = 6000) -> str:

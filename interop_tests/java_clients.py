@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
-from interop_tests.group_driver import MemberEvents
+from interop_tests.group_driver import MemberEvents, parse_event
 from interop_tests.jvm_jars import JVM_DIR, classpath, java
 from interop_tests.support import Got, Sample, got_from_json
 
@@ -109,10 +109,7 @@ class JavaClients:
     def _read(self) -> None:
         assert self.process.stdout is not None
         for raw in self.process.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                event = {"type": "garbage", "line": raw.decode(errors="replace")}
+            event = parse_event(raw)
             member = self._members.get(event.get("member", ""))
             if member is not None:
                 member.add(event)

@@ -379,51 +379,53 @@ def main() -> None:
 # -- parent
 
 
-class Member:
-    """A child consumer process and the events it printed, in order."""
+def parse_event(raw: bytes) -> dict:
+    """One line a driver printed: its JSON object, or the line as a ``garbage`` event."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"type": "garbage", "line": raw.decode(errors="replace")}
 
-    def __init__(
-        self,
-        name: str,
-        config: dict,
-        *,
-        python: str | os.PathLike = sys.executable,
-        command: Sequence[str] | None = None,
-        log_dir: Path,
-    ) -> None:
-        """``command``: the member's program and its arguments (the configuration is
-        added as the last); by default this script run by ``python``."""
+
+class MemberEvents:
+    """The events one group member printed, in order, and views of them.
+
+    A member is a process of its own (:class:`Member`) or a consumer on a thread of a
+    process that serves several (the Java client's, ``interop_tests/java_clients.py``);
+    either hands each event, parsed, to :meth:`add`.
+    """
+
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.config = {"name": name, **config}
         self.events: list[dict] = []
-        self._changed = threading.Condition()
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self.stderr_path = log_dir / f"{name}-{time.monotonic_ns()}.stderr"
-        self._stderr: IO[bytes] = self.stderr_path.open("wb")
-        self.process = subprocess.Popen(
-            [*(command or (str(python), str(DRIVER))), json.dumps(self.config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
         self.killed = False
-        self._reader = threading.Thread(target=self._read, daemon=True, name=f"member-{name}")
-        self._reader.start()
+        self._changed = threading.Condition()
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                event = {"type": "garbage", "line": raw.decode(errors="replace")}
-            event["received"] = time.time()
-            with self._changed:
-                self.events.append(event)
-                self._changed.notify_all()
+    def add(self, event: dict) -> None:
+        event["received"] = time.time()
+        with self._changed:
+            self.events.append(event)
+            self._changed.notify_all()
+
+    def ended(self) -> None:
+        """No more events will come: wake whoever waits."""
         with self._changed:
             self._changed.notify_all()
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def commit(self, offsets: dict[int, int]) -> None:
+        """Have the member commit exactly these offsets."""
+        raise NotImplementedError
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Close the member's consumer, and insist that it closed cleanly."""
+        raise NotImplementedError
 
     # -- views of the events
 
@@ -452,21 +454,61 @@ class Member:
     def wait_for(self, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
         wait_until([self], predicate, timeout_s, what)
 
+    def changes(self) -> list[dict]:
+        """The rebalance callbacks, short: type, partitions, owned, time."""
+        return [
+            {k: e[k] for k in ("type", "partitions", "owned", "t")}
+            for e in self.snapshot()
+            if e["type"] in ("assigned", "revoked", "lost")
+        ]
+
+    def errors(self) -> list[dict]:
+        return self.of_type("error", "commit_error", "client_error")
+
+
+class Member(MemberEvents):
+    """A child consumer process and the events it printed, in order."""
+
+    def __init__(
+        self,
+        name: str,
+        config: dict,
+        *,
+        python: str | os.PathLike = sys.executable,
+        command: Sequence[str] | None = None,
+        log_dir: Path,
+    ) -> None:
+        """``command``: the member's program and its arguments (the configuration is
+        added as the last); by default this script run by ``python``."""
+        super().__init__(name)
+        self.config = {"name": name, **config}
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = log_dir / f"{name}-{time.monotonic_ns()}.stderr"
+        self._stderr: IO[bytes] = self.stderr_path.open("wb")
+        self.process = subprocess.Popen(
+            [*(command or (str(python), str(DRIVER))), json.dumps(self.config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True, name=f"member-{name}")
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self.add(parse_event(raw))
+        self.ended()
+
     def stderr_text(self, limit: int = 6000) -> str:
         data = self.stderr_path.read_bytes() if self.stderr_path.exists() else b""
         return data[-limit:].decode(errors="replace")
 
     def describe(self) -> str:
-        events = self.snapshot()
-        errors = [e for e in events if e["type"] in ("error", "commit_error", "client_error")]
-        changes = [
-            {k: e[k] for k in ("type", "partitions", "owned", "t")}
-            for e in events
-            if e["type"] in ("assigned", "revoked", "lost")
-        ]
         return (
             f"--- member {self.name} ({self.config['client']}), exit {self.process.poll()}: "
-            f"{len(events)} events, changes {changes}, errors {errors[:3]}\n"
+            f"{self.mark()} events, changes {self.changes()}, errors {self.errors()[:3]}\n"
             f"stderr tail:\n{self.stderr_text(2000)}"
         )
 
@@ -513,7 +555,7 @@ class Member:
 
 
 def wait_until(
-    members: list[Member], predicate: Callable[[], bool], timeout_s: float, what: str
+    members: Sequence[MemberEvents], predicate: Callable[[], bool], timeout_s: float, what: str
 ) -> None:
     """Wait (bounded) until ``predicate()``; fail with every member's story otherwise."""
     deadline = time.monotonic() + timeout_s

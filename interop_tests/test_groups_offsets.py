@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 
+from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
-from interop_tests.group_driver import Member, wait_until
+from interop_tests.group_driver import MemberEvents, wait_until
 from interop_tests.test_groups import (
     GROUP_SETTINGS,
     TIMEOUT_S,
@@ -56,7 +57,7 @@ def member_options(client: str) -> tuple[str, dict]:
     return client, {}
 
 
-def read_to_end(member: Member, what: str) -> None:
+def read_to_end(member: MemberEvents, what: str) -> None:
     def done() -> bool:
         last = {p: -1 for p in range(PARTITIONS)}
         for p, o, _ in member.records():
@@ -66,28 +67,22 @@ def read_to_end(member: Member, what: str) -> None:
     wait_until([member], done, TIMEOUT_S, what)
 
 
-@pytest.mark.parametrize("restart", ["clean", "crash"])
-@pytest.mark.parametrize("client", CLIENTS)
-def test_resume_from_committed_offsets_after_broker_restart(
-    broker_factory: BrokerFactory,
-    spawn: Spawner,  # noqa: F811
-    topic_name: Callable[[str], str],
-    client: str,
-    restart: str,
+# A member of the group that commits nothing by itself: (name, bootstrap, topic, group).
+StartMember = Callable[[str, str, str, str], MemberEvents]
+
+
+def check_resume_after_restart(
+    broker: Broker, topic: str, group: str, start: StartMember, tag: str, restart: str
 ) -> None:
-    broker = broker_factory(settings=GROUP_SETTINGS)
-    topic = topic_name(client)
+    """A member reads everything, commits COMMITTED and closes; after the broker restarts
+    (``clean`` or ``crash``) the next member starts each partition exactly there."""
     create_topic(broker.bootstrap, topic, PARTITIONS)
     produced = produce(
-        broker.bootstrap, topic, PARTITIONS * PER_PARTITION, client, partitions=PARTITIONS
+        broker.bootstrap, topic, PARTITIONS * PER_PARTITION, tag, partitions=PARTITIONS
     )
     keys = {(p, o): k for p, o, k in produced}
-    group = group_name(f"offsets-{client}")
-    driver_client, options = member_options(client)
 
-    first = spawn(
-        f"{client}-first", driver_client, broker.bootstrap, topic, group, commit="none", **options
-    )
+    first = start(f"{tag}-first", broker.bootstrap, topic, group)
     read_to_end(first, "the first member to read everything")
     first.commit(COMMITTED)
     wait_until(
@@ -99,9 +94,7 @@ def test_resume_from_committed_offsets_after_broker_restart(
 
     broker.restart(crash=restart == "crash")
 
-    second = spawn(
-        f"{client}-second", driver_client, broker.bootstrap, topic, group, commit="none", **options
-    )
+    second = start(f"{tag}-second", broker.bootstrap, topic, group)
     read_to_end(second, "the second member to read up to the end")
     got = second.records()
     for p in range(PARTITIONS):
@@ -115,6 +108,25 @@ def test_resume_from_committed_offsets_after_broker_restart(
     assert all(keys[(p, o)] == k for p, o, k in got)
     second.close()
     broker.assert_running()
+
+
+@pytest.mark.parametrize("restart", ["clean", "crash"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_resume_from_committed_offsets_after_broker_restart(
+    broker_factory: BrokerFactory,
+    spawn: Spawner,  # noqa: F811
+    topic_name: Callable[[str], str],
+    client: str,
+    restart: str,
+) -> None:
+    driver_client, options = member_options(client)
+
+    def start(name: str, bootstrap: str, topic: str, group: str) -> MemberEvents:
+        return spawn(name, driver_client, bootstrap, topic, group, commit="none", **options)
+
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    group = group_name(f"offsets-{client}")
+    check_resume_after_restart(broker, topic_name(client), group, start, client, restart)
 
 
 def java_string_hash(text: str) -> int:

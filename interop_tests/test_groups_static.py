@@ -6,8 +6,10 @@ follower closed cleanly (a static member sends no LeaveGroup), or the group's
 leader SIGKILLed. It must get back exactly the partitions it had, and the
 other two must see no rebalance at all (no revoke, no assign), neither then
 nor once the old member id's session would have run out. As in Kafka, a
-static member that rejoins a Stable group must not be told it is the leader
-(JoinGroup below v9 names the old leader id), so it does not reassign.
+static leader that rejoins a Stable group is not asked for an assignment: below
+JoinGroup v9 it is named the old leader id, from v9 it leads with
+SkipAssignment (KIP-814). ``check_restart_within_session`` serves the Java
+client's test too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from interop_tests.broker import Broker
-from interop_tests.group_driver import Member, wait_until
+from interop_tests.group_driver import Member, MemberEvents, wait_until
 from interop_tests.test_groups import (
     SESSION_TIMEOUT_MS,
     TIMEOUT_S,
@@ -44,7 +46,7 @@ def group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     yield from start_group_broker(tmp_path_factory)
 
 
-def all_committed(member: Member) -> bool:
+def all_committed(member: MemberEvents) -> bool:
     """Every record the member returned is covered by one of its commits."""
     read: dict[int, int] = {}
     for p, o, _ in member.records():
@@ -56,41 +58,34 @@ def all_committed(member: Member) -> bool:
     return all(committed.get(p, 0) >= o for p, o in read.items())
 
 
-@pytest.mark.parametrize(
-    ("who", "stop"),
-    [("follower", "close"), ("leader", "kill")],
-    ids=["follower-closed", "leader-killed"],
-)
-@pytest.mark.parametrize("client", CLIENTS)
-def test_restart_within_session_keeps_partitions_without_rebalance(
-    group_broker: Broker,
-    spawn: Spawner,  # noqa: F811
-    topic_name: Callable[[str], str],
-    client: str,
+# A static member of the group: (name, n) with ``group.instance.id`` "instance-<n>".
+StartStatic = Callable[[str, int], MemberEvents]
+
+
+def check_restart_within_session(
+    bootstrap: str,
+    topic: str,
+    start: StartStatic,
+    stop: Callable[[MemberEvents], None],
     who: str,
-    stop: str,
-) -> None:
-    topic = topic_name(client)
-    create_topic(group_broker.bootstrap, topic)
-    group = group_name(f"static-{client}")
-    bootstrap = group_broker.bootstrap
-    before = produce(bootstrap, topic, 300, f"{client}-a")
-
-    def start(i: int) -> Member:
-        return spawn(
-            f"{client}-{i}", client, bootstrap, topic, group, group_instance_id=f"instance-{i}"
-        )
-
+    tag: str,
+) -> list[MemberEvents]:
+    """Three static members share the 6-partition ``topic``; ``who`` (``leader`` or
+    ``follower``) is stopped and started again with its instance id: it gets exactly its
+    partitions back within the session, the others see no rebalance, then or after the
+    old session would have expired, and every record is read once. Returns every member
+    (closed)."""
+    before = produce(bootstrap, topic, 300, f"{tag}-a")
     # The group's leader is its first member, as long as it stays: start the member to
     # restart first to make it the leader, or last to make it a follower.
     if who == "leader":
-        restarted = start(2)
+        restarted = start(f"{tag}-2", 2)
         wait_until([restarted], lambda: len(restarted.owned) == 6, TIMEOUT_S, "the first member")
-        others = [start(0), start(1)]
+        others = [start(f"{tag}-0", 0), start(f"{tag}-1", 1)]
     else:
-        others = [start(0), start(1)]
+        others = [start(f"{tag}-0", 0), start(f"{tag}-1", 1)]
         wait_balanced(others, what="the first two members")
-        restarted = start(2)
+        restarted = start(f"{tag}-2", 2)
     members = [*others, restarted]
     wait_balanced(members)
     wait_consumed(members, before)
@@ -100,13 +95,8 @@ def test_restart_within_session_keeps_partitions_without_rebalance(
     marks = [m.mark() for m in others]
 
     stopped_at = time.time()
-    if stop == "close":
-        restarted.close()
-    else:
-        restarted.kill()
-    again = spawn(
-        f"{client}-2-again", client, bootstrap, topic, group, group_instance_id="instance-2"
-    )
+    stop(restarted)
+    again = start(f"{tag}-2-again", 2)
     wait_until(
         [*others, again],
         lambda: bool(again.of_type("assigned")),
@@ -140,7 +130,7 @@ def test_restart_within_session_keeps_partitions_without_rebalance(
     # (kafka-python calls on_partitions_revoked with nothing before its first join)
     assert [e for e in again.of_type("revoked", "lost") if e["partitions"]] == [], again.describe()
 
-    after = produce(bootstrap, topic, 300, f"{client}-b", first=300)
+    after = produce(bootstrap, topic, 300, f"{tag}-b", first=300)
     everyone = [*members, again]
     wait_consumed([*others, again], after)
     assert_no_errors(everyone)
@@ -149,3 +139,38 @@ def test_restart_within_session_keeps_partitions_without_rebalance(
     assert {p for p, _, _ in again.records()} == set(held)
     for m in [*others, again]:
         m.close()
+    return everyone
+
+
+@pytest.mark.parametrize(
+    ("who", "stop"),
+    [("follower", "close"), ("leader", "kill")],
+    ids=["follower-closed", "leader-killed"],
+)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_restart_within_session_keeps_partitions_without_rebalance(
+    group_broker: Broker,
+    spawn: Spawner,  # noqa: F811
+    topic_name: Callable[[str], str],
+    client: str,
+    who: str,
+    stop: str,
+) -> None:
+    topic = topic_name(client)
+    create_topic(group_broker.bootstrap, topic)
+    group = group_name(f"static-{client}")
+    bootstrap = group_broker.bootstrap
+
+    def start(name: str, instance: int) -> MemberEvents:
+        return spawn(
+            name, client, bootstrap, topic, group, group_instance_id=f"instance-{instance}"
+        )
+
+    def stop_member(member: MemberEvents) -> None:
+        assert isinstance(member, Member)
+        if stop == "close":
+            member.close()
+        else:
+            member.kill()
+
+    check_restart_within_session(bootstrap, topic, start, stop_member, who, client)

@@ -83,6 +83,7 @@ class Harness:
         rebalance: int = REBALANCE,
         protocol_type: str = "consumer",
         v4: bool = True,
+        v9: bool = True,
     ) -> JoinResult | None:
         request = JoinRequest(
             group_id=group,
@@ -95,6 +96,7 @@ class Harness:
             client_id="client",
             client_host="/127.0.0.1",
             require_known_member_id=v4,
+            supports_skip_assignment=v9,
         )
         result = self.c.join(request, self.now, token)
         self.collect()
@@ -701,32 +703,91 @@ def test_a_restarted_static_member_takes_its_place_without_a_rebalance():
     assert rejoin is not None and rejoin.error == ErrorCode.FENCED_INSTANCE_ID
 
 
-def test_a_restarted_static_leader_stays_leader_but_is_answered_as_a_follower():
-    # Kafka names the leader from before the swap, so the restarted leader does not
-    # run an assignment that a Stable group would never pass on; it syncs its old one.
+def test_a_restarted_static_leader_before_v9_stays_leader_but_is_answered_as_a_follower():
+    # Before JoinGroup v9 Kafka names the leader from before the swap, so the restarted
+    # leader does not run an assignment that a Stable group would never pass on; it
+    # syncs its old one.
     h = Harness(delay=3000)
     a, _ = _stable_static(h)
-    result = h.join("a-again", instance="ia")
+    result = h.join("a-again", instance="ia", v9=False)
     assert result is not None and result.error == ErrorCode.NONE
     assert result.leader_id == a != result.member_id
     assert result.members == []
+    assert not result.skip_assignment
     assert h.group().leader_id == result.member_id
     assert h.state() == GroupState.STABLE
 
 
-def test_a_restarted_static_member_with_new_metadata_rebalances():
+def test_a_restarted_static_leader_from_v9_leads_and_skips_the_assignment():
+    # KIP-814: the restarted leader is told it leads, with every member's metadata, so it
+    # watches the group's topics again, and to skip the assignment; it syncs its old one.
+    h = Harness(delay=3000)
+    a, b = _stable_static(h)
+    result = h.join("a-again", instance="ia")
+    assert result is not None and result.error == ErrorCode.NONE
+    new_a = result.member_id
+    assert result.leader_id == new_a != a
+    assert result.skip_assignment
+    assert result.generation_id == 1
+    assert {(m.member_id, m.group_instance_id, m.metadata) for m in result.members} == {
+        (new_a, "ia", b"range-meta"),
+        (b, "ib", b"range-meta"),
+    }
+    assert h.group().leader_id == new_a
+    assert h.state() == GroupState.STABLE
+    synced = h.sync("as2", new_a, 1, {}, instance="ia")  # a skipped assignment: none handed in
+    assert synced is not None and synced.assignment == b"A"
+    assert h.heartbeat(b, 1, instance="ib") == ErrorCode.NONE  # no rebalance for the others
+    synced = h.sync("bs2", b, 1, instance="ib")
+    assert synced is not None and synced.assignment == b"B"
+
+
+def test_a_restarted_static_follower_from_v9_is_no_leader():
     h = Harness(delay=3000)
     a, _ = _stable_static(h)
-    assert h.join("b-again", instance="ib", protocols=(("range", b"v2"),)) is None
+    result = h.join("b-again", instance="ib")
+    assert result is not None and result.error == ErrorCode.NONE
+    assert result.leader_id == a
+    assert result.members == []
+    assert not result.skip_assignment
+
+
+def test_a_restarted_static_member_with_new_metadata_keeps_the_generation():
+    # Kafka rebalances for a restarted static member only if the protocol the group would
+    # select changes; the Java client's metadata carries its generation and owned
+    # partitions, so a restarted one always sends other bytes. They are kept for the
+    # next rebalance.
+    h = Harness(delay=3000)
+    a, _ = _stable_static(h)
+    result = h.join("b-again", instance="ib", protocols=(("range", b"v2"),))
+    assert result is not None and result.error == ErrorCode.NONE
+    assert result.generation_id == 1
+    assert h.state() == GroupState.STABLE
+    assert h.heartbeat(a, 1, instance="ia") == ErrorCode.NONE
+    new_b = result.member_id
+    assert list(h.group().members) == [a, new_b]  # the old place in the join order
+    assert h.group().members[new_b].metadata_for("range") == b"v2"  # for the next rebalance
+
+
+def test_a_restarted_static_member_that_changes_the_protocol_rebalances():
+    h = Harness(delay=3000)
+    both = (("range", b"r"), ("roundrobin", b"rr"))
+    assert h.join("a", instance="ia", protocols=both) is None
+    assert h.join("b", instance="ib", protocols=both[::-1]) is None
+    h.tick(3000)
+    a, b = h.join_reply("a").member_id, h.join_reply("b").member_id
+    assert h.group().protocol_name == "range"  # a tie: the first member's choice
+    assert h.sync("bs", b, 1, instance="ib") is None
+    h.sync("as", a, 1, {a: b"A", b: b"B"}, instance="ia")
+    h.sync_reply("bs")
+    assert h.state() == GroupState.STABLE
+    assert h.join("a-again", instance="ia", protocols=both[::-1]) is None  # now roundrobin wins
     assert h.state() == GroupState.PREPARING_REBALANCE
-    assert h.heartbeat(a, 1, instance="ia") == ErrorCode.REBALANCE_IN_PROGRESS
-    assert h.join("a2", a, instance="ia") is None
-    ja, jb = h.join_reply("a2"), h.join_reply("b-again")
+    assert h.heartbeat(b, 1, instance="ib") == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.join("b2", b, instance="ib", protocols=both[::-1]) is None
+    ja, jb = h.join_reply("a-again"), h.join_reply("b2")
     assert ja.generation_id == jb.generation_id == 2
-    assert {m.member_id: m.metadata for m in ja.members} == {
-        a: b"range-meta",
-        jb.member_id: b"v2",
-    }
+    assert h.group().protocol_name == "roundrobin"
 
 
 def test_a_static_member_replaced_while_joining_fences_the_held_join():

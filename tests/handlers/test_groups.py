@@ -256,6 +256,31 @@ def test_join_static_member_v5(gb):
     ]
 
 
+@pytest.mark.parametrize("version", [5, 8, 9])
+def test_join_restarted_static_leader(gb, version):
+    """A static leader restarted into a Stable group: from v9 it is told it leads and to skip
+    the assignment (KIP-814), with every member; before, it is named the old leader id."""
+    leader = join(gb, version, instance="i1")
+    assert leader.error_code == ErrorCode.NONE and leader.leader == leader.member_id
+    synced = sync(gb, 5, leader.member_id, leader.generation_id, {leader.member_id: b"mine"})
+    assert synced.assignment == b"mine"
+    again = join(gb, version, instance="i1")
+    assert again.error_code == ErrorCode.NONE
+    assert again.generation_id == leader.generation_id
+    assert again.member_id != leader.member_id
+    if version >= 9:
+        assert again.skip_assignment
+        assert again.leader == again.member_id
+        assert [(m.member_id, m.group_instance_id, m.metadata) for m in again.members] == [
+            (again.member_id, "i1", b"m")
+        ]
+    else:
+        assert again.leader == leader.member_id
+        assert again.members == []
+    synced = sync(gb, 5, again.member_id, again.generation_id)  # no assignment handed in
+    assert synced.error_code == ErrorCode.NONE and synced.assignment == b"mine"
+
+
 @pytest.mark.parametrize("version", [0, 5, 7, 9])
 def test_join_errors(gb, version):
     """Error answers carry no protocol name; before v7 it is encoded as "" (not nullable)."""

@@ -51,6 +51,7 @@ class JoinResult:
     protocol_name: str | None = None
     leader_id: str = NO_MEMBER
     members: list[JoinedMember] = field(default_factory=list)  # the leader's answer only
+    skip_assignment: bool = False  # JoinGroup v9+: a leader that must not assign (KIP-814)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class JoinRequest:
     client_id: str = ""
     client_host: str = ""
     require_known_member_id: bool = True  # JoinGroup v4+
+    supports_skip_assignment: bool = True  # JoinGroup v9+
 
 
 class GroupCoordinator:
@@ -165,29 +167,38 @@ class GroupCoordinator:
             self._reply(old.join_reply, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
         if old.sync_reply is not None:
             self._reply(old.sync_reply, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
-        del group.members[old_id]
+        # The new id takes the old one's place in the join order (which breaks protocol ties).
+        members = list(group.members.items())
+        group.members.clear()
+        group.members.update((new_id if m == old_id else m, each) for m, each in members)
         old.member_id = new_id
         old.join_reply = old.sync_reply = None
         old.client_id, old.client_host = request.client_id, request.client_host
         old.session_timeout_ms = request.session_timeout_ms
         old.rebalance_timeout_ms = request.rebalance_timeout_ms
-        group.members[new_id] = old
         group.static_members[request.group_instance_id] = new_id
         if group.leader_id == old_id:
             group.leader_id = new_id
         old.touch(now_ms)
-        unchanged = (
-            old.protocols == request.protocols and old.protocol_type == request.protocol_type
-        )
-        if group.state == GroupState.STABLE and unchanged:
+        # Its metadata may differ from what the old id last sent (the Java client's
+        # carries its generation and owned partitions, which a restarted member lacks):
+        # as in Kafka, only a change of the protocol the group would select rebalances.
+        old.protocols, old.protocol_type = list(request.protocols), request.protocol_type
+        if group.state == GroupState.STABLE and group.select_protocol() == group.protocol_name:
             # No rebalance: it gets the current generation back and syncs its old
-            # assignment. The leader named is the one before the swap (Kafka does
-            # the same), so a restarted leader acts as a follower and does not
-            # hand in an assignment a Stable group would not pass on.
+            # assignment. A restarted leader must not hand in an assignment a Stable
+            # group would not pass on. From JoinGroup v9 it is told it leads, with
+            # every member, and to skip the assignment (KIP-814), so it goes on
+            # watching the group's topics for changes that need a rebalance, as a
+            # leader does; before v9 it is named the leader from before the swap, so
+            # it takes itself for a follower (as Kafka answers both).
             self.stored.append(group.group_id)
+            leads = group.leader_id == new_id
+            if leads and request.supports_skip_assignment:
+                result = self._join_result(group, old, leader_view=True)
+                return dataclasses.replace(result, skip_assignment=True)
             result = self._join_result(group, old, leader_view=False)
             return dataclasses.replace(result, leader_id=previous_leader or result.leader_id)
-        old.protocols, old.protocol_type = list(request.protocols), request.protocol_type
         old.join_reply = reply_to
         self._rebalance(group, now_ms, f"static member {new_id} replaced {old_id}")
         return None

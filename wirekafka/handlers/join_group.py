@@ -14,6 +14,7 @@ from wirekafka.protocol.rpc import Request
 
 FIRST_MEMBER_ID_REQUIRED_VERSION = 4
 FIRST_NULLABLE_PROTOCOL_VERSION = 7
+FIRST_SKIP_ASSIGNMENT_VERSION = 9
 
 
 def join_response(result: JoinResult, version: int) -> JoinGroupResponse:
@@ -34,6 +35,7 @@ def join_response(result: JoinResult, version: int) -> JoinGroupResponse:
             )
             for m in result.members
         ],
+        skip_assignment=result.skip_assignment,
     )
 
 
@@ -53,6 +55,7 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         client_id=request.header.client_id or "",
         client_host=client_host.get(),
         require_known_member_id=request.version >= FIRST_MEMBER_ID_REQUIRED_VERSION,
+        supports_skip_assignment=request.version >= FIRST_SKIP_ASSIGNMENT_VERSION,
     )
     groups = ctx.groups
     refused = groups.coordinator_error(body.group_id)

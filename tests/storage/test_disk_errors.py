@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -72,3 +75,41 @@ def test_a_vanished_segment_file_is_a_storage_error_on_read(tmp_path):
         log.read(0, 1000)
     # Other segments still read.
     assert log.read(log.segments[1].base_offset, 1000).spans
+
+
+def test_a_flush_beside_one_that_fails_does_not_succeed(tmp_path, monkeypatch):
+    """Linux reports a lost write-back to one fsync only: a second fsync of the file
+    running at the same time returns 0 with the records gone. The fake fsync here
+    fails the first call (after giving a second one a chance to start) and lets any
+    other succeed, as the kernel would; both flushes must fail."""
+    log = PartitionLog(tmp_path / "t-0", "t", 0, LogConfig(), FakeClock())
+    log.append(bytearray(make_batch(0)))
+    calls: list[int] = []
+    second_started = threading.Event()
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:
+            second_started.wait(1.0)
+            raise OSError(errno.EIO, "Input/output error")
+        second_started.set()
+
+    monkeypatch.setattr("wirekafka.storage.segment.os.fsync", fsync)
+    outcomes: list[str] = []
+
+    def flush() -> None:
+        try:
+            log.flush()
+            outcomes.append("flushed")
+        except StorageError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=flush) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.05)  # the first reaches its fsync first
+    for thread in threads:
+        thread.join(10)
+    assert len(outcomes) == 2
+    assert "flushed" not in outcomes, outcomes
+    assert log.offline

@@ -162,6 +162,9 @@ class PartitionLog:
         self.clock = clock
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()  # one sync of rolled segments at a time; before _lock
+        self._flush_lock = (
+            threading.Lock()
+        )  # one fsync of the active segment at a time; before _lock
         self._files = files
         self._deletions = DelayedDeletions()
         self.offline = False
@@ -436,28 +439,34 @@ class PartitionLog:
     # flushing
 
     def flush(self) -> None:
-        """fsync every segment up to the log end; move the recovery point there."""
+        """fsync every segment up to the log end; move the recovery point there.
+
+        One flush at a time: the kernel reports a lost write-back to one fsync
+        only, so a second fsync running beside the one that fails could return
+        success for records that are gone. Waiting its turn, it finds the log
+        offline instead."""
         self.sync_rolled_segments()
-        try:
+        with self._flush_lock:
+            try:
+                with self._lock:
+                    self._check_online()
+                    segment = self._segments[-1]
+                    handle = segment.open_file()
+                    log_end = self._offsets.log_end
+                    count = self._offsets.unflushed_records
+                    # A roll since sync_rolled_segments: the rolled segment is not synced yet.
+                    rolled = self._offsets.unsynced_rolls
+                    durable_end = rolled[0].segment.base_offset if rolled else log_end
+            except OSError as exc:
+                raise self._fail("flush", exc) from exc
+            try:
+                segment.sync_log(handle)  # outside _lock: appends go on while the disk works
+            except OSError as exc:
+                raise self._fail_sync("flush", exc) from exc
             with self._lock:
-                self._check_online()
-                segment = self._segments[-1]
-                handle = segment.open_file()
-                log_end = self._offsets.log_end
-                count = self._offsets.unflushed_records
-                # A roll since sync_rolled_segments: the rolled segment is not synced yet.
-                rolled = self._offsets.unsynced_rolls
-                durable_end = rolled[0].segment.base_offset if rolled else log_end
-        except OSError as exc:
-            raise self._fail("flush", exc) from exc
-        try:
-            segment.sync_log(handle)  # outside the lock: appends go on while the disk works
-        except OSError as exc:
-            raise self._fail_sync("flush", exc) from exc
-        with self._lock:
-            self._offsets.recovery_point = max(self._offsets.recovery_point, durable_end)
-            self._offsets.unflushed_records -= count
-            self._offsets.last_flush_ms = self.clock()
+                self._offsets.recovery_point = max(self._offsets.recovery_point, durable_end)
+                self._offsets.unflushed_records -= count
+                self._offsets.last_flush_ms = self.clock()
 
     def flush_if_due(self) -> bool:
         """Flush when ``log.flush.interval.ms`` has passed with records unflushed;

@@ -195,11 +195,7 @@ class ZkCluster:
         Raises TopicAlreadyExists when the topic exists, ZooKeeperError when
         ZooKeeper fails (the cache is left as it was; a config znode may be left
         without its topic, which the next creation overwrites)."""
-        live = sorted(self._snapshot.brokers) or [self.broker_id]
-        start = sum(name.encode()) % len(live)
-        replicas: dict[int, tuple[int, ...]] = {
-            p: (live[(start + p) % len(live)],) for p in range(partitions)
-        }
+        replicas = self._spread(name, range(partitions))
         client = self.session.client
         try:
             if client.exists(topic_path(name)):
@@ -213,26 +209,29 @@ class ZkCluster:
             raise _unavailable(f"creating topic {name}", exc) from exc
         self._cache_topic(ZkTopic(name, partitions, dict(configs), replicas))
 
+    def _spread(self, name: str, partitions: range) -> dict[int, tuple[int, ...]]:
+        """One replica for each of ``partitions``: round robin over the live brokers,
+        from a start the topic's name picks."""
+        live = sorted(self._snapshot.brokers) or [self.broker_id]
+        start = sum(name.encode()) % len(live)
+        return {p: (live[(start + p) % len(live)],) for p in partitions}
+
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         """Raise a topic's partition count in ``/brokers/topics/<topic>`` (with a
         version check); new partition i goes to ``brokers[i]`` or, without them,
         round robin over the live brokers as at creation. The controller then
         elects their leaders."""
         client = self.session.client
-        live = sorted(self._snapshot.brokers) or [self.broker_id]
-        start = sum(name.encode()) % len(live)
         try:
             while True:
                 data, stat = client.get(topic_path(name))
                 assignment = decode_topic_assignment(data)
                 replicas = dict(assignment.partitions)
                 first = len(replicas)
-                for partition in range(first, partitions):
-                    replicas[partition] = (
-                        (brokers[partition - first],)
-                        if brokers
-                        else (live[(start + partition) % len(live)],)
-                    )
+                if brokers:
+                    replicas.update({p: (brokers[p - first],) for p in range(first, partitions)})
+                else:
+                    replicas.update(self._spread(name, range(first, partitions)))
                 try:
                     client.set(
                         topic_path(name),

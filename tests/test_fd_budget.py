@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from wirekafka.broker.context import broker_fd_budget
 from wirekafka.config import broker_config_from_properties
 from wirekafka.fd_budget import (
     MIN_FILE_FDS,
@@ -12,7 +13,6 @@ from wirekafka.fd_budget import (
     FdBudgetError,
     fd_budget,
 )
-from wirekafka.handlers.context import broker_fd_budget
 
 
 def test_defaults_split_what_is_left_after_the_reserve_in_half() -> None:

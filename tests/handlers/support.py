@@ -17,8 +17,8 @@ from typing import Any
 import trio
 
 from tests.storage.helpers import BASE_TIME_MS, FakeClock
+from wirekafka.broker.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.config import broker_config_from_properties
-from wirekafka.handlers.context import BrokerContext, BrokerEndpoint, open_broker_context
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.headers import RequestHeader

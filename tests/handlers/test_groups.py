@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from tests.handlers.support import BASE_TIME_MS, TestBroker, run
+from wirekafka.broker.group_runtime import group_metadata
 from wirekafka.groups.offsets_topic import (
     GroupMetadataKey,
     OffsetCommitKey,
@@ -19,7 +20,6 @@ from wirekafka.groups.offsets_topic import (
     decode_offset_commit_value,
     partition_for_group,
 )
-from wirekafka.handlers.group_runtime import group_metadata
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_groups import DeleteGroupsRequest

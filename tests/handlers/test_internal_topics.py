@@ -17,8 +17,8 @@ from tests.handlers.test_groups import commit, fetch, join_request
 from tests.handlers.test_metadata import metadata
 from tests.handlers.test_topics_admin import RESOURCE_TOPIC, creatable, create, describe
 from tests.storage.helpers import spoil_header, unparsable_batch
+from wirekafka.broker.topics import INTERNAL_TOPICS, OFFSETS_TOPIC
 from wirekafka.groups.offsets_topic import partition_for_group
-from wirekafka.handlers.topics import INTERNAL_TOPICS, OFFSETS_TOPIC
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_groups import DeleteGroupsRequest

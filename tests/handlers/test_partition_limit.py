@@ -11,9 +11,9 @@ from tests.handlers.support import TestBroker, make_batch
 from tests.handlers.test_metadata import metadata
 from tests.handlers.test_topics_admin import creatable, create
 from tests.storage.helpers import FakeClock
+from wirekafka.broker.cluster import BrokerEndpoint
+from wirekafka.broker.topics import TopicManager
 from wirekafka.config import broker_config_from_properties
-from wirekafka.handlers.cluster import BrokerEndpoint
-from wirekafka.handlers.topics import TopicManager
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.cluster_metadata import ClusterMetadata, TopicDefinition
 from wirekafka.storage.log_manager import LogManager

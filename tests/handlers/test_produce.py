@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request
-from wirekafka.handlers.context import CloseConnection
+from wirekafka.broker.context import CloseConnection
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest

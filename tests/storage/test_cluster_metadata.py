@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from wirekafka.handlers.producers import PRODUCER_ID_BLOCK_SIZE, ProducerIds
+from wirekafka.broker.producers import PRODUCER_ID_BLOCK_SIZE, ProducerIds
 from wirekafka.storage.cluster_metadata import (
     CLUSTER_METADATA_FILE,
     ClusterMetadata,

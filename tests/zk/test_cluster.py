@@ -9,7 +9,7 @@ import pytest
 from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from wirekafka.handlers.cluster import ZkTopicStore
+from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.cluster import ZkCluster, ZkTopic, _Snapshot
 from wirekafka.zk.session import ZooKeeperError

@@ -4,6 +4,7 @@ form of IncrementalAlterConfigs, still used by the 3.x Java client's
 
 from __future__ import annotations
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.config_changes import (
     Alteration,
     alter_all,
@@ -11,7 +12,6 @@ from wirekafka.handlers.config_changes import (
     replaced,
     resource_responses,
 )
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.topics import TopicError
 from wirekafka.handlers.describe_configs import RESOURCE_BROKER, RESOURCE_TOPIC
-from wirekafka.handlers.topics import TopicError
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.alter_configs import AlterConfigsResourceResponse
 from wirekafka.protocol.messages.incremental_alter_configs import ConfigOperation

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from wirekafka.handlers.context import BrokerContext
-from wirekafka.handlers.topics import TopicError
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.topics import TopicError
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_partitions import (
     CreatePartitionsRequest,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.topics import TopicError
 from wirekafka.handlers.describe_configs import SOURCE_DEFAULT_CONFIG, SOURCE_TOPIC_CONFIG
-from wirekafka.handlers.topics import TopicError
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_topics import (
     CreatableTopic,

@@ -3,8 +3,8 @@ which are the broker's: INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager answe
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
-from wirekafka.handlers.topics import INTERNAL_TOPICS
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsPartition,

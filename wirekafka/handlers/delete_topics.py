@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.metadata import NO_TOPIC_ID
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_topics import (

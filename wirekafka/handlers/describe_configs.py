@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.config import BROKER_DEFAULTS
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_configs import (
     DescribeConfigsRequest,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.state import GroupState
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_groups import (
     DescribedGroup,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trio
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_log_dirs import (
     DescribeLogDirsPartition,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import trio
 
-from wirekafka.handlers.context import BrokerContext
-from wirekafka.handlers.offload import run_heavy
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.offload import run_heavy
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
-from wirekafka.handlers.offsets_log import OFFSETS_TOPIC
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.offsets_log import OFFSETS_TOPIC
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.find_coordinator import (
     Coordinator,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.config_changes import (
     Alteration,
     alter_all,
@@ -9,7 +10,6 @@ from wirekafka.handlers.config_changes import (
     operations_error,
     resource_responses,
 )
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,

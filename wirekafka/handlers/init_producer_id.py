@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import (
     InitProducerIdRequest,

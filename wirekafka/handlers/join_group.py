@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from wirekafka.broker.context import BrokerContext, client_host
 from wirekafka.groups.coordinator import JoinRequest, JoinResult
-from wirekafka.handlers.context import BrokerContext, client_host
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.join_group import (
     JoinGroupRequest,

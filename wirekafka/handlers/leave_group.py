@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.leave_group import (
     LeaveGroupRequest,

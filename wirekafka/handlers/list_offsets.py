@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.list_offsets import (
     ListOffsetsPartition,

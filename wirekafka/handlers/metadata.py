@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from wirekafka.handlers.cluster import NO_LEADER
-from wirekafka.handlers.context import BrokerContext
-from wirekafka.handlers.topics import INTERNAL_TOPICS, topic_name_error
+from wirekafka.broker.cluster import NO_LEADER
+from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.topics import INTERNAL_TOPICS, topic_name_error
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.metadata import (
     MetadataRequest,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import trio
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.offset_store import NO_EXPIRY, CommittedOffset
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_commit import (
     OffsetCommitRequest,

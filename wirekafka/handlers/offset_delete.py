@@ -10,11 +10,11 @@ offset is simply reported done.
 
 from __future__ import annotations
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from wirekafka.groups.group import Group
 from wirekafka.groups.offset_store import CommittedOffset, TopicPartition
 from wirekafka.groups.state import GroupState
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_delete import (
     OffsetDeleteRequest,

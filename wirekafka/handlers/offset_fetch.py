@@ -6,8 +6,8 @@ from typing import Any
 
 import trio
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.offset_store import CommittedOffset
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_fetch import (
     OffsetFetchRequest,

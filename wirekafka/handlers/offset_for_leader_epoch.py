@@ -6,7 +6,7 @@ epoch ends at the log end offset.
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,

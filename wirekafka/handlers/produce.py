@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import trio
 
-from wirekafka.handlers.context import BrokerContext, CloseConnection
-from wirekafka.handlers.offload import INLINE_SECONDS, run_heavy
-from wirekafka.handlers.topics import INTERNAL_TOPICS
+from wirekafka.broker.context import BrokerContext, CloseConnection
+from wirekafka.broker.offload import INLINE_SECONDS, run_heavy
+from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.alter_configs import handle_alter_configs
 from wirekafka.handlers.api_versions import handle_api_versions
-from wirekafka.handlers.context import BrokerContext
 from wirekafka.handlers.create_partitions import handle_create_partitions
 from wirekafka.handlers.create_topics import handle_create_topics
 from wirekafka.handlers.delete_groups import handle_delete_groups

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wirekafka.handlers.context import BrokerContext
+from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from wirekafka.protocol.rpc import Request

@@ -19,13 +19,13 @@ from collections.abc import Callable
 
 import trio
 
-from wirekafka.config import BrokerConfig
-from wirekafka.handlers.context import (
+from wirekafka.broker.context import (
     BrokerContext,
     BrokerEndpoint,
     broker_fd_budget,
     open_broker_context,
 )
+from wirekafka.config import BrokerConfig
 from wirekafka.listeners import Listener
 from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import serve_connection

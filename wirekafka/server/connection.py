@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import trio
 
+from wirekafka.broker.context import BrokerContext, CloseConnection, client_host
 from wirekafka.handlers.api_versions import api_versions_response
-from wirekafka.handlers.context import BrokerContext, CloseConnection, client_host
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError

@@ -10,12 +10,12 @@ from typing import TypeVar
 
 import trio
 
+from wirekafka.broker.offsets_log import OFFSETS_TOPIC, LoadedGroup, LoadedOffset, OffsetsLog
 from wirekafka.groups.coordinator import GroupCoordinator, JoinResult, SyncResult
 from wirekafka.groups.group import Group
 from wirekafka.groups.offset_store import CommittedOffset, OffsetStore
 from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
 from wirekafka.groups.state import GroupState
-from wirekafka.handlers.offsets_log import OFFSETS_TOPIC, LoadedGroup, LoadedOffset, OffsetsLog
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import Clock
 

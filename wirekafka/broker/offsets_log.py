@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from wirekafka.broker.topics import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, TopicManager
 from wirekafka.groups.offset_store import CommittedOffset
 from wirekafka.groups.offsets_topic import (
     GroupMetadataKey,
@@ -27,7 +28,6 @@ from wirekafka.groups.offsets_topic import (
     encode_offset_commit,
     partition_for_group,
 )
-from wirekafka.handlers.topics import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, TopicManager
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch, iter_batches

@@ -17,8 +17,8 @@ import logging
 import re
 from dataclasses import dataclass
 
+from wirekafka.broker.cluster import ClusterView, TopicStore
 from wirekafka.config import BrokerConfig
-from wirekafka.handlers.cluster import ClusterView, TopicStore
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys

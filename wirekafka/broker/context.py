@@ -5,12 +5,8 @@ from __future__ import annotations
 import contextvars
 from dataclasses import dataclass, field
 
-from wirekafka.config import BrokerConfig
-from wirekafka.fd_budget import FdBudget, current_fd_limit, fd_budget
-from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
-from wirekafka.groups.offset_store import OffsetStore
-from wirekafka.handlers.appends import AppendWatch
-from wirekafka.handlers.cluster import (
+from wirekafka.broker.appends import AppendWatch
+from wirekafka.broker.cluster import (
     BrokerEndpoint,
     ClusterView,
     LocalCluster,
@@ -18,16 +14,20 @@ from wirekafka.handlers.cluster import (
     ZkClusterView,
     ZkTopicStore,
 )
-from wirekafka.handlers.group_runtime import GroupRuntime
-from wirekafka.handlers.offsets_log import OffsetsLog
-from wirekafka.handlers.producers import ProducerIds, ProducerStates
-from wirekafka.handlers.topics import (
+from wirekafka.broker.group_runtime import GroupRuntime
+from wirekafka.broker.offsets_log import OffsetsLog
+from wirekafka.broker.producers import ProducerIds, ProducerStates
+from wirekafka.broker.topics import (
     TopicError,
     TopicManager,
     adopted_topic,
     restore_offsets_topic_configs,
     topic_log_config,
 )
+from wirekafka.config import BrokerConfig
+from wirekafka.fd_budget import FdBudget, current_fd_limit, fd_budget
+from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
+from wirekafka.groups.offset_store import OffsetStore
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock

@@ -22,6 +22,11 @@ metric), so they include its Metadata and, for the Java consumer, group
 requests. Then a table of medians with the ratios wirekafka/peer.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
+                                [--baseline CHECKOUT] [--without-kafka]
+
+``--baseline`` adds wirekafka from another checkout (``git worktree add
+/tmp/base <commit>``) as a peer, so a change is measured against what it
+changed in the same run; ``--without-kafka`` leaves the JVM out.
 
 Rows (``--row``, default all):
 
@@ -85,6 +90,7 @@ RUN_TIMEOUT_S = 600.0
 TOPIC_TIMEOUT_S = 60.0
 WARM_UP_RECORDS = 250_000  # of 1 KiB
 LATENCY_RATE = 10_000  # msg/s
+BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
 LOAD_HEAP = "-Xmx512m"
 STATS_MS = "100"  # librdkafka statistics interval: requests are counted from the last
 PRODUCED = re.compile(r"delivered .* in \d+ms: (\d+) msgs/s and ([\d.]+) MB/s")
@@ -184,11 +190,12 @@ class AdminPeer:
 
 
 @contextlib.contextmanager
-def wirekafka_peer() -> Iterator[AdminPeer]:
+def wirekafka_peer(tree: Path = ROOT, name: str = "wirekafka") -> Iterator[AdminPeer]:
+    """wirekafka from the checkout ``tree`` (this one, or a baseline to compare with)."""
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
-        process, port = start_wirekafka(ROOT, Path(data_dir))
+        process, port = start_wirekafka(tree, Path(data_dir))
         try:
-            yield AdminPeer("wirekafka", f"127.0.0.1:{port}", process.pid)
+            yield AdminPeer(name, f"127.0.0.1:{port}", process.pid)
         finally:
             process.send_signal(signal.SIGTERM)
             try:
@@ -449,20 +456,22 @@ def warm_up(peer: AdminPeer) -> None:
 
 
 def print_table(medians: dict[str, dict[str, Result]], units: dict[str, str]) -> None:
+    peers = [p for p in (BASELINE, "Apache Kafka", "mock") if any(p in f for f in medians.values())]
     print(
-        "\n| row | wirekafka | Apache Kafka | mock | wirekafka/Kafka | wirekafka/mock "
-        "| wirekafka CPU | Apache Kafka CPU |"
+        f"\n| row | wirekafka | {' | '.join(peers)} | "
+        f"{' | '.join(f'wirekafka/{p}' for p in peers)} | wirekafka CPU | "
+        f"{' | '.join(f'{p} CPU' for p in peers if p != 'mock')} |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|" + "---|" * (3 * len(peers) - ("mock" in peers)))
     for name, found in medians.items():
         unit, ours = units[name], found["wirekafka"]
-        cells = [figure(found[p], unit) if p in found else "-" for p in ("wirekafka", "Apache Kafka", "mock")]  # fmt: skip
+        cells = [figure(found[p], unit) if p in found else "-" for p in ("wirekafka", *peers)]
         ratios = [
             f"{headline(ours, unit) / headline(found[p], unit):.2f}" if p in found else "-"
-            for p in ("Apache Kafka", "mock")
+            for p in peers
         ]
-        kafka_cpu = cpu_text(found["Apache Kafka"]) if "Apache Kafka" in found else "-"
-        print(f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {cpu_text(ours)} | {kafka_cpu} |")  # fmt: skip
+        cpus = [cpu_text(found[p]) if p in found else "-" for p in peers if p != "mock"]
+        print(f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {cpu_text(ours)} | {' | '.join(cpus)} |")  # fmt: skip
 
 
 def raise_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -475,12 +484,25 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--row", action="append", choices=list(table), dest="rows")
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the record counts")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also run wirekafka from this checkout (say a worktree of the last release), "
+        "as the peer 'baseline': a before/after comparison in one run",
+    )
+    parser.add_argument(
+        "--without-kafka", action="store_true", help="leave Apache Kafka out (no JVM, no warm-up)"
+    )
     args = parser.parse_args()
     table = rows(args.scale)
     signal.signal(signal.SIGTERM, raise_on_sigterm)
     rdkafka_performance(), mock_cluster()  # built before any broker starts
     with contextlib.ExitStack() as stack:
-        started = [stack.enter_context(wirekafka_peer()), stack.enter_context(apache_kafka_peer())]
+        started = [stack.enter_context(wirekafka_peer())]
+        if args.baseline is not None:
+            started.append(stack.enter_context(wirekafka_peer(args.baseline.resolve(), BASELINE)))
+        if not args.without_kafka:
+            started.append(stack.enter_context(apache_kafka_peer()))
         for admin_peer in started:
             warm_up(admin_peer)
         peers: list[Peer] = [*started, MockPeer()]

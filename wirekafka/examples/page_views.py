@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 EVENT_SCHEMA = "user STRING, page STRING, time TIMESTAMP"
 PAGES = ("/", "/search", "/cart", "/checkout", "/help", "/about", "/products", "/login")

@@ -79,25 +79,32 @@ class Reader:
         return Reader(self.buf, start, start + size)
 
     def int8(self) -> int:
-        return _INT8.unpack_from(self.buf, self._need(1, "int8"))[0]
+        value: int = _INT8.unpack_from(self.buf, self._need(1, "int8"))[0]
+        return value
 
     def int16(self) -> int:
-        return _INT16.unpack_from(self.buf, self._need(2, "int16"))[0]
+        value: int = _INT16.unpack_from(self.buf, self._need(2, "int16"))[0]
+        return value
 
     def uint16(self) -> int:
-        return _UINT16.unpack_from(self.buf, self._need(2, "uint16"))[0]
+        value: int = _UINT16.unpack_from(self.buf, self._need(2, "uint16"))[0]
+        return value
 
     def int32(self) -> int:
-        return _INT32.unpack_from(self.buf, self._need(4, "int32"))[0]
+        value: int = _INT32.unpack_from(self.buf, self._need(4, "int32"))[0]
+        return value
 
     def uint32(self) -> int:
-        return _UINT32.unpack_from(self.buf, self._need(4, "uint32"))[0]
+        value: int = _UINT32.unpack_from(self.buf, self._need(4, "uint32"))[0]
+        return value
 
     def int64(self) -> int:
-        return _INT64.unpack_from(self.buf, self._need(8, "int64"))[0]
+        value: int = _INT64.unpack_from(self.buf, self._need(8, "int64"))[0]
+        return value
 
     def float64(self) -> float:
-        return _FLOAT64.unpack_from(self.buf, self._need(8, "float64"))[0]
+        value: float = _FLOAT64.unpack_from(self.buf, self._need(8, "float64"))[0]
+        return value
 
     def boolean(self) -> bool:
         return self.buf[self._need(1, "bool")] != 0

@@ -104,7 +104,9 @@ def _as_bytes(value: object) -> bytes | None:
         return None
     if isinstance(value, str):
         return value.encode()
-    return bytes(value)  # type: ignore[call-overload]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    raise TypeError(f"a {type(value).__name__} where a string or binary column was expected")
 
 
 def _is_one_of(data_type: DataType, allowed: tuple[DataType, ...]) -> bool:

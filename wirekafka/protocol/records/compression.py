@@ -320,7 +320,8 @@ class Compressor:
             self._pending += data
             return head + self._snappy_blocks(everything=False)
         if self.codec == CompressionType.LZ4:
-            return head + self._lz4.compress(data)
+            block: bytes = self._lz4.compress(data)
+            return head + block
         if self.codec == CompressionType.ZSTD:
             return self._zstd.compress(data)
         return bytes(data)
@@ -332,7 +333,8 @@ class Compressor:
         if self.codec == CompressionType.SNAPPY:
             return head + self._snappy_blocks(everything=True)
         if self.codec == CompressionType.LZ4:
-            return head + self._lz4.flush()
+            tail: bytes = self._lz4.flush()
+            return head + tail
         if self.codec == CompressionType.ZSTD:
             return self._zstd.flush()
         return b""

@@ -56,5 +56,5 @@ def is_partial_entry(buf: Buffer, position: int) -> bool:
     available = len(buf) - position
     if available < LOG_OVERHEAD:
         return True
-    size = _ENTRY_SIZE.unpack_from(buf, position + 8)[0]
+    size: int = _ENTRY_SIZE.unpack_from(buf, position + 8)[0]
     return size >= 0 and LOG_OVERHEAD + size > available

@@ -1,45 +1,93 @@
-"""Kafka's znode JSON, as ZkData.scala (Kafka 2.8-3.x) writes and reads it."""
+"""Kafka's znodes, one declaration each: paths, the bytes Kafka writes, the JSON every
+Kafka version wrote, and bad bytes refused with an error that names the znode.
+
+Samples marked "Kafka" are copied from ZkData.scala's documentation, from the Kafka
+wiki's "Kafka data structures in Zookeeper", or from a live Kafka 2.x/3.x cluster."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wirekafka.zk import znodes as z
-from wirekafka.zk.znodes import ZnodeFormatError
+from wirekafka.zk.znodes import (
+    PERSISTENT_ZK_PATHS,
+    BrokerIdsZNode,
+    BrokerIdZNode,
+    BrokerRegistration,
+    ClusterIdZNode,
+    ConfigEntityChangeNotificationZNode,
+    ConfigEntityTypeZNode,
+    ConfigEntityZNode,
+    ConsumerOffset,
+    ControllerEpochZNode,
+    ControllerZNode,
+    DeleteTopicsTopicZNode,
+    DeleteTopicsZNode,
+    EndPoint,
+    PartitionState,
+    ProducerIdBlock,
+    ProducerIdBlockZNode,
+    SupportedVersionRange,
+    TopicAssignment,
+    TopicPartitionStateZNode,
+    TopicPartitionsZNode,
+    TopicPartitionZNode,
+    TopicsZNode,
+    TopicZNode,
+    ZnodeFormatError,
+)
 
 TS = 1700000000123
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # Uuid(0, 1) as Kafka's Uuid.toString writes it
+
+DATA_ZNODES: list[Any] = [
+    BrokerIdZNode,
+    TopicZNode,
+    TopicPartitionStateZNode,
+    ControllerZNode,
+    ControllerEpochZNode,
+    ConfigEntityZNode,
+    ConsumerOffset,
+    ClusterIdZNode,
+    ProducerIdBlockZNode,
+]
+
+
+def _plaintext(host: str | None = "localhost", port: int = 9092) -> EndPoint:
+    return EndPoint("PLAINTEXT", "PLAINTEXT", host, port)
 
 
 # -- paths
 
 
-def test_paths():
-    assert z.broker_path(3) == "/brokers/ids/3"
-    assert z.topic_path("t") == "/brokers/topics/t"
-    assert z.topic_partitions_path("t") == "/brokers/topics/t/partitions"
-    assert z.partition_path("t", 2) == "/brokers/topics/t/partitions/2"
-    assert z.partition_state_path("t", 2) == "/brokers/topics/t/partitions/2/state"
-    assert z.CONTROLLER_PATH == "/controller"
-    assert z.CONTROLLER_EPOCH_PATH == "/controller_epoch"
-    assert z.topic_config_path("t") == "/config/topics/t"
-    assert z.config_entity_path("brokers", "0") == "/config/brokers/0"
-    assert z.CONFIG_CHANGES_PATH == "/config/changes"
-    assert z.config_change_path() == "/config/changes/config_change_"
-    assert z.config_change_path("0000000007") == "/config/changes/config_change_0000000007"
-    assert z.delete_topic_path("t") == "/admin/delete_topics/t"
-    assert z.consumer_offset_path("g", "t", 0) == "/consumers/g/offsets/t/0"
-    assert z.CLUSTER_ID_PATH == "/cluster/id"
-    assert z.PRODUCER_ID_BLOCK_PATH == "/latest_producer_id_block"
+def test_paths_as_kafka_names_them():
+    assert BrokerIdsZNode.path == "/brokers/ids"
+    assert BrokerIdZNode.path(3) == "/brokers/ids/3"
+    assert TopicsZNode.path == "/brokers/topics"
+    assert TopicZNode.path("t") == "/brokers/topics/t"
+    assert TopicPartitionsZNode.path("t") == "/brokers/topics/t/partitions"
+    assert TopicPartitionZNode.path("t", 2) == "/brokers/topics/t/partitions/2"
+    assert TopicPartitionStateZNode.path("t", 2) == "/brokers/topics/t/partitions/2/state"
+    assert ControllerZNode.path == "/controller"
+    assert ControllerEpochZNode.path == "/controller_epoch"
+    assert ConfigEntityTypeZNode.path("topics") == "/config/topics"
+    assert ConfigEntityZNode.path("topics", "t") == "/config/topics/t"
+    assert ConfigEntityZNode.path("brokers", "0") == "/config/brokers/0"
+    assert ConfigEntityChangeNotificationZNode.path == "/config/changes"
+    assert DeleteTopicsZNode.path == "/admin/delete_topics"
+    assert DeleteTopicsTopicZNode.path("t") == "/admin/delete_topics/t"
+    assert ConsumerOffset.path("g", "t", 0) == "/consumers/g/offsets/t/0"
+    assert ClusterIdZNode.path == "/cluster/id"
+    assert ProducerIdBlockZNode.path == "/latest_producer_id_block"
 
 
 def test_persistent_paths_as_kafka_lists_them():
-    assert z.PERSISTENT_ZK_PATHS == (
+    assert PERSISTENT_ZK_PATHS == (
         "/consumers",
         "/brokers/ids",
         "/brokers/topics",
@@ -57,63 +105,52 @@ def test_persistent_paths_as_kafka_lists_them():
     )
 
 
-def test_persistent_paths_with_parents_first():
-    paths = list(z.iter_persistent_paths())
-    assert len(paths) == len(set(paths))
-    for path in paths:
-        parent = path.rsplit("/", 1)[0]
-        if parent:
-            assert paths.index(parent) < paths.index(path)
-    assert set(z.PERSISTENT_ZK_PATHS) <= set(paths)
-    assert {"/brokers", "/config", "/admin"} <= set(paths)
-
-
 @pytest.mark.parametrize("bad", ["", "a/b", ".", ".."])
-def test_bad_path_segments(bad):
+def test_a_name_that_cannot_be_a_znode_is_refused(bad):
+    with pytest.raises(ValueError, match="cannot be a znode name"):
+        TopicZNode.path(bad)
+    with pytest.raises(ValueError, match="cannot be a znode name"):
+        ConsumerOffset.path(bad, "t", 0)
+    with pytest.raises(ValueError, match="cannot be a znode name"):
+        ConfigEntityZNode.path("topics", bad)
+
+
+def test_numbers_in_paths_must_be_ints():
     with pytest.raises(ValueError):
-        z.topic_path(bad)
+        BrokerIdZNode.path(True)
     with pytest.raises(ValueError):
-        z.consumer_offset_path(bad, "t", 0)
+        TopicPartitionZNode.path("t", "0")
 
 
-def test_bad_int_segments():
-    with pytest.raises(ValueError):
-        z.broker_path(True)
-    with pytest.raises(ValueError):
-        z.partition_path("t", "0")
+# -- the bytes this broker writes (Kafka's current version of each), and back
 
 
-# -- /brokers/ids/<id>
-
-
-def _plaintext(host="localhost", port=9092, name="PLAINTEXT"):
-    return z.EndPoint(name, "PLAINTEXT", host, port)
-
-
-def test_broker_v5_exact():
-    reg = z.BrokerRegistration(endpoints=(_plaintext(),), timestamp_ms=TS)
-    assert z.encode_broker(reg) == (
+def test_broker_id_znode_writes_version_5_in_kafkas_key_order():
+    registration = BrokerRegistration(endpoints=(_plaintext(),), timestamp_ms=TS)
+    data = BrokerIdZNode.encode(registration)
+    assert data == (
         b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
         b'"endpoints":["PLAINTEXT://localhost:9092"],"jmx_port":-1,"port":9092,'
         b'"host":"localhost","version":5,"timestamp":"1700000000123"}'
     )
+    assert BrokerIdZNode.decode(data) == registration
 
 
-def test_broker_v5_types_as_kafka_writes_them():
-    reg = z.BrokerRegistration(
+def test_broker_id_znode_with_every_field():
+    registration = BrokerRegistration(
         endpoints=(
-            z.EndPoint("REPLICATION", "SSL", "h1", 9093),
-            z.EndPoint("CLIENT", "PLAINTEXT", "h1", 9092),
+            EndPoint("REPLICATION", "SSL", "h1", 9093),
+            EndPoint("CLIENT", "PLAINTEXT", "h1", 9092),
         ),
         jmx_port=9999,
         rack="dc1",
         timestamp_ms=TS,
-        features={"metadata.version": z.SupportedVersionRange(1, 7)},
+        features={"metadata.version": SupportedVersionRange(1, 7)},
     )
-    obj = json.loads(z.encode_broker(reg))
-    assert obj == {
+    data = BrokerIdZNode.encode(registration)
+    assert json.loads(data) == {
         "version": 5,
-        "host": "h1",
+        "host": "h1",  # the first PLAINTEXT endpoint's, for old clients
         "port": 9092,
         "jmx_port": 9999,
         "timestamp": "1700000000123",
@@ -122,490 +159,531 @@ def test_broker_v5_types_as_kafka_writes_them():
         "listener_security_protocol_map": {"REPLICATION": "SSL", "CLIENT": "PLAINTEXT"},
         "features": {"metadata.version": {"min_version": 1, "max_version": 7}},
     }
-    assert isinstance(obj["timestamp"], str)
-    assert isinstance(obj["port"], int) and isinstance(obj["jmx_port"], int)
-    assert z.decode_broker(z.encode_broker(reg)) == reg
+    assert BrokerIdZNode.decode(data) == registration
 
 
-def test_broker_without_plaintext_listener_has_null_host_and_port_minus_one():
-    reg = z.BrokerRegistration(endpoints=(z.EndPoint("SSL", "SSL", "h", 9093),), timestamp_ms=TS)
-    obj = json.loads(z.encode_broker(reg))
-    assert obj["host"] is None and obj["port"] == -1
-    assert "host" in obj and "port" in obj  # pykafka reads both keys
-    assert z.decode_broker(z.encode_broker(reg)) == reg
+def test_broker_id_znode_without_a_plaintext_listener_has_null_host_and_port_minus_one():
+    registration = BrokerRegistration(
+        endpoints=(EndPoint("SSL", "SSL", "h", 9093),), timestamp_ms=TS
+    )
+    obj = json.loads(BrokerIdZNode.encode(registration))
+    assert obj["host"] is None and obj["port"] == -1  # both keys there: pykafka reads them
+    assert BrokerIdZNode.decode(BrokerIdZNode.encode(registration)) == registration
 
 
-def test_broker_ipv6_and_wildcard_endpoints():
-    reg = z.BrokerRegistration(
-        endpoints=(_plaintext("::1", 9092), z.EndPoint("INTERNAL", "SASL_SSL", None, 9094)),
+def test_broker_id_znode_ipv6_and_wildcard_endpoints():
+    registration = BrokerRegistration(
+        endpoints=(_plaintext("::1"), EndPoint("INTERNAL", "SASL_SSL", None, 9094)),
         timestamp_ms=TS,
     )
-    obj = json.loads(z.encode_broker(reg))
+    obj = json.loads(BrokerIdZNode.encode(registration))
     assert obj["endpoints"] == ["PLAINTEXT://[::1]:9092", "INTERNAL://:9094"]
     assert obj["host"] == "::1"
-    assert z.decode_broker(z.encode_broker(reg)) == reg
+    assert BrokerIdZNode.decode(BrokerIdZNode.encode(registration)) == registration
 
 
-def test_broker_rack_only_from_version_3_and_map_from_4_and_features_from_5():
-    reg = z.BrokerRegistration(endpoints=(_plaintext(),), rack="r", timestamp_ms=TS, version=2)
-    assert z.encode_broker(reg) == (
-        b'{"endpoints":["PLAINTEXT://localhost:9092"],"jmx_port":-1,"port":9092,'
-        b'"host":"localhost","version":2,"timestamp":"1700000000123"}'
-    )
-    three = json.loads(z.encode_broker(z.BrokerRegistration((_plaintext(),), rack="r", version=3)))
-    assert three["rack"] == "r" and "listener_security_protocol_map" not in three
-    four = json.loads(z.encode_broker(z.BrokerRegistration((_plaintext(),), version=4)))
-    assert "listener_security_protocol_map" in four and "features" not in four
-
-
-def test_broker_timestamp_defaults_to_now():
-    obj = json.loads(z.encode_broker(z.BrokerRegistration((_plaintext(),))))
+def test_broker_id_znode_timestamp_defaults_to_now():
+    obj = json.loads(BrokerIdZNode.encode(BrokerRegistration((_plaintext(),))))
     assert obj["timestamp"].isdigit() and int(obj["timestamp"]) > TS
 
 
-def test_decode_broker_v1_reads_host_and_port():
-    data = b'{"version":1,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666"}'
-    reg = z.decode_broker(data)
-    assert reg.version == 1
-    assert reg.endpoints == (z.EndPoint("PLAINTEXT", "PLAINTEXT", "localhost", 9092),)
-    assert (reg.host, reg.port, reg.jmx_port, reg.timestamp_ms) == (
-        "localhost",
-        9092,
-        9999,
-        2233345666,
+def test_broker_id_znode_refuses_what_it_cannot_write():
+    with pytest.raises(ValueError, match="security protocol"):
+        BrokerIdZNode.encode(BrokerRegistration((EndPoint("X", "TLS", "h", 1),)))
+    with pytest.raises(ValueError, match="port"):
+        BrokerIdZNode.encode(BrokerRegistration((_plaintext(port=2**31),)))
+
+
+def test_topic_znode_writes_version_3():
+    assignment = TopicAssignment(partitions={1: (2, 0), 0: (1, 2)}, topic_id=TOPIC_ID)
+    data = TopicZNode.encode(assignment)
+    assert data == (
+        b'{"partitions":{"0":[1,2],"1":[2,0]},"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ",'
+        b'"adding_replicas":{},"removing_replicas":{},"version":3}'
+    )
+    assert TopicZNode.decode(data) == TopicAssignment({0: (1, 2), 1: (2, 0)}, TOPIC_ID)
+
+
+def test_topic_znode_without_topic_id_and_under_reassignment():
+    assignment = TopicAssignment(
+        partitions={0: (1, 2, 3), 1: (2,)},
+        adding_replicas={0: (3,), 1: ()},
+        removing_replicas={0: (1,)},
+    )
+    data = TopicZNode.encode(assignment)
+    assert data == (
+        b'{"partitions":{"0":[1,2,3],"1":[2]},"adding_replicas":{"0":[3]},'
+        b'"removing_replicas":{"0":[1]},"version":3}'
+    )
+    assert TopicZNode.decode(data) == TopicAssignment(
+        {0: (1, 2, 3), 1: (2,)}, adding_replicas={0: (3,)}, removing_replicas={0: (1,)}
     )
 
 
-def test_decode_broker_v2_default_protocol_map():
-    data = (
+def test_topic_znode_refuses_what_it_cannot_write():
+    with pytest.raises(ValueError):
+        TopicZNode.encode(TopicAssignment({-1: (0,)}))
+    with pytest.raises(ValueError, match="topic_id"):
+        TopicZNode.encode(TopicAssignment({0: (0,)}, topic_id="nope"))
+
+
+def test_topic_partition_state_znode_writes_version_1():
+    state = PartitionState(leader=0, leader_epoch=0, isr=(0,), controller_epoch=1)
+    data = TopicPartitionStateZNode.encode(state)
+    assert data == b'{"controller_epoch":1,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}'
+    assert TopicPartitionStateZNode.decode(data) == state
+
+
+def test_topic_partition_state_znode_recovering_and_leaderless():
+    recovering = PartitionState(2, 5, (2,), 3, leader_recovery_state=1)
+    data = TopicPartitionStateZNode.encode(recovering)
+    assert data == (
+        b'{"controller_epoch":3,"leader":2,"version":1,"leader_epoch":5,"isr":[2],'
+        b'"leader_recovery_state":1}'
+    )
+    assert TopicPartitionStateZNode.decode(data) == recovering
+    leaderless = PartitionState(-1, 7, (), 4)
+    assert (
+        TopicPartitionStateZNode.decode(TopicPartitionStateZNode.encode(leaderless)) == leaderless
+    )
+    with pytest.raises(ValueError, match="leader_recovery_state"):
+        TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 0, leader_recovery_state=2))
+
+
+def test_controller_znode_writes_version_2():
+    data = ControllerZNode.encode(0, timestamp_ms=TS)
+    assert (
+        data == b'{"version":2,"brokerid":0,"timestamp":"1700000000123","kraftControllerEpoch":-1}'
+    )
+    assert ControllerZNode.decode(data) == 0
+    assert ControllerZNode.decode(ControllerZNode.encode(7)) == 7
+
+
+def test_controller_epoch_znode():
+    assert ControllerEpochZNode.encode(7) == b"7"
+    assert ControllerEpochZNode.decode(b"7") == 7
+    assert ControllerEpochZNode.decode(b"+7") == 7  # Integer.parseInt takes a sign
+    with pytest.raises(ValueError):
+        ControllerEpochZNode.encode(2**31)
+
+
+def test_config_entity_znode():
+    config = {"cleanup.policy": "compact", "retention.ms": "1000"}
+    data = ConfigEntityZNode.encode(config)
+    assert data == b'{"version":1,"config":{"cleanup.policy":"compact","retention.ms":"1000"}}'
+    assert ConfigEntityZNode.decode(data) == config
+    assert ConfigEntityZNode.encode({}) == b'{"version":1,"config":{}}'
+    assert ConfigEntityZNode.decode(ConfigEntityZNode.encode({})) == {}
+
+
+def test_config_entity_znode_writes_non_ascii_as_raw_utf8():
+    data = ConfigEntityZNode.encode({"k": "caf\u00e9"})
+    assert data == '{"version":1,"config":{"k":"caf\u00e9"}}'.encode()
+    assert ConfigEntityZNode.decode(data) == {"k": "caf\u00e9"}
+
+
+def test_config_entity_znode_values_are_strings():
+    with pytest.raises(ValueError):
+        ConfigEntityZNode.encode({"retention.ms": 1000})
+
+
+def test_consumer_offset():
+    assert ConsumerOffset.encode(42) == b"42"
+    assert ConsumerOffset.encode(2**40) == b"1099511627776"
+    assert ConsumerOffset.decode(b"1099511627776") == 2**40
+    assert ConsumerOffset.decode(b"-1") == -1
+    assert ConsumerOffset.decode(bytearray(b"5")) == ConsumerOffset.decode(memoryview(b"5")) == 5
+
+
+def test_cluster_id_znode():
+    data = ClusterIdZNode.encode("MkU3OEVBNTcwNTJENDM2Qk")
+    assert data == b'{"version":"1","id":"MkU3OEVBNTcwNTJENDM2Qk"}'
+    assert ClusterIdZNode.decode(data) == "MkU3OEVBNTcwNTJENDM2Qk"
+
+
+def test_producer_id_block_znode():
+    block = ProducerIdBlock.first(broker=0)
+    data = ProducerIdBlockZNode.encode(block)
+    assert data == b'{"version":1,"broker":0,"block_start":"0","block_end":"999"}'
+    assert ProducerIdBlockZNode.decode(data) == block
+    after = block.next_block(broker=2)
+    assert ProducerIdBlockZNode.encode(after) == (
+        b'{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}'
+    )
+    assert ProducerIdBlockZNode.decode(ProducerIdBlockZNode.encode(after)) == after
+    with pytest.raises(ValueError):
+        ProducerIdBlockZNode.encode(ProducerIdBlock(0, 10, 9))
+
+
+# -- what Kafka wrote, every version
+
+
+KAFKA_SAMPLES: list[tuple[Any, bytes, object]] = [
+    (  # ZkData.scala, version 1
+        BrokerIdZNode,
+        b'{"version":1,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666"}',
+        BrokerRegistration((_plaintext(),), jmx_port=9999, timestamp_ms=2233345666),
+    ),
+    (  # ZkData.scala, version 2: listeners named after their protocol
+        BrokerIdZNode,
         b'{"version":2,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666",'
-        b'"endpoints":["PLAINTEXT://host1:9092", "SSL://host1:9093"]}'
-    )
-    reg = z.decode_broker(data)
-    assert reg.endpoints == (
-        z.EndPoint("PLAINTEXT", "PLAINTEXT", "host1", 9092),
-        z.EndPoint("SSL", "SSL", "host1", 9093),
-    )
-    assert reg.rack is None and reg.features == {}
-
-
-def test_decode_broker_v3_rack_v4_listener_names():
-    v3 = z.decode_broker(
-        b'{"version":3,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"1",'
-        b'"endpoints":["PLAINTEXT://host1:9092"],"rack":"dc1"}'
-    )
-    assert v3.rack == "dc1"
-    v4 = z.decode_broker(
+        b'"endpoints":["PLAINTEXT://host1:9092", "SSL://host1:9093"]}',
+        BrokerRegistration(
+            (_plaintext("host1"), EndPoint("SSL", "SSL", "host1", 9093)),
+            jmx_port=9999,
+            timestamp_ms=2233345666,
+        ),
+    ),
+    (  # ZkData.scala, version 3
+        BrokerIdZNode,
+        b'{"version":3,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666",'
+        b'"endpoints":["PLAINTEXT://host1:9092", "SSL://host1:9093"],"rack":"dc1"}',
+        BrokerRegistration(
+            (_plaintext("host1"), EndPoint("SSL", "SSL", "host1", 9093)),
+            jmx_port=9999,
+            rack="dc1",
+            timestamp_ms=2233345666,
+        ),
+    ),
+    (  # a Kafka 2.x broker, version 4
+        BrokerIdZNode,
+        b'{"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
+        b'"endpoints":["PLAINTEXT://zjj101:9092"],"jmx_port":-1,"host":"zjj101",'
+        b'"timestamp":"1614570663881","port":9092,"version":4}',
+        BrokerRegistration((_plaintext("zjj101"),), timestamp_ms=1614570663881),
+    ),
+    (  # version 4 with named listeners; Kafka takes a protocol in any case
+        BrokerIdZNode,
         b'{"version":4,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"1",'
         b'"endpoints":["CLIENT://host1:9092","REPLICATION://host1:9093"],"rack":null,'
-        b'"listener_security_protocol_map":{"CLIENT":"PLAINTEXT","REPLICATION":"sasl_ssl"}}'
-    )
-    assert v4.endpoints == (
-        z.EndPoint("CLIENT", "PLAINTEXT", "host1", 9092),
-        z.EndPoint("REPLICATION", "SASL_SSL", "host1", 9093),
-    )
-    assert v4.rack is None
+        b'"listener_security_protocol_map":{"CLIENT":"PLAINTEXT","REPLICATION":"sasl_ssl"}}',
+        BrokerRegistration(
+            (
+                EndPoint("CLIENT", "PLAINTEXT", "host1", 9092),
+                EndPoint("REPLICATION", "SASL_SSL", "host1", 9093),
+            ),
+            jmx_port=9999,
+            timestamp_ms=1,
+        ),
+    ),
+    (  # ZkData.scala, version 5 (features with first_active_version, KIP-584)
+        BrokerIdZNode,
+        b'{"version":5,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666",'
+        b'"endpoints":["CLIENT://host1:9092", "REPLICATION://host1:9093"],"rack":"dc1",'
+        b'"listener_security_protocol_map":{"CLIENT":"PLAINTEXT","REPLICATION":"SSL"},'
+        b'"features": {"feature": {"min_version":1, "first_active_version":2, "max_version":3}}}',
+        BrokerRegistration(
+            (
+                EndPoint("CLIENT", "PLAINTEXT", "host1", 9092),
+                EndPoint("REPLICATION", "SSL", "host1", 9093),
+            ),
+            jmx_port=9999,
+            rack="dc1",
+            timestamp_ms=2233345666,
+            features={"feature": SupportedVersionRange(1, 3)},
+        ),
+    ),
+    (  # a Kafka 3 broker, version 5
+        BrokerIdZNode,
+        b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
+        b'"endpoints":["PLAINTEXT://kafka-1:9092"],"jmx_port":-1,"port":9092,'
+        b'"host":"kafka-1","version":5,"timestamp":"1638205238590"}',
+        BrokerRegistration((_plaintext("kafka-1"),), timestamp_ms=1638205238590),
+    ),
+    (  # the Kafka wiki, version 1
+        TopicZNode,
+        b'{ "version": 1, "partitions": {"0": [0, 1, 3] } }',
+        TopicAssignment({0: (0, 1, 3)}),
+    ),
+    (  # Kafka 2.4-2.7, version 2: adding replicas of a partition not listed are ignored
+        TopicZNode,
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[2],"5":[9]},'
+        b'"removing_replicas":{}}',
+        TopicAssignment({0: (1, 2)}, adding_replicas={0: (2,)}),
+    ),
+    (  # Kafka 2.8+, version 3
+        TopicZNode,
+        b'{"partitions":{"0":[0]},"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ","adding_replicas":{},'
+        b'"removing_replicas":{},"version":3}',
+        TopicAssignment({0: (0,)}, TOPIC_ID),
+    ),
+    (TopicZNode, b"{}", TopicAssignment({})),
+    (  # the Kafka wiki
+        TopicPartitionStateZNode,
+        b'{ "version": 1, "isr": [0,1], "leader": 0, "controller_epoch": 1, "leader_epoch": 0 }',
+        PartitionState(0, 0, (0, 1), 1),
+    ),
+    (  # a Kafka 2.x cluster
+        TopicPartitionStateZNode,
+        b'{"controller_epoch":33,"leader":102,"version":1,"leader_epoch":8,"isr":[102,103]}',
+        PartitionState(102, 8, (102, 103), 33),
+    ),
+    (  # Kafka 3.2+ (KIP-704)
+        TopicPartitionStateZNode,
+        b'{"controller_epoch":4,"leader":-1,"version":1,"leader_epoch":7,"isr":[],'
+        b'"leader_recovery_state":1}',
+        PartitionState(-1, 7, (), 4, leader_recovery_state=1),
+    ),
+    (  # Kafka 2.x, version 1
+        ControllerZNode,
+        b'{"version":1,"brokerid":101,"timestamp":"1614570663255"}',
+        101,
+    ),
+    (  # Kafka 3.4+ in migration: a KRaft controller holds /controller
+        ControllerZNode,
+        b'{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}',
+        3000,
+    ),
+    (ControllerEpochZNode, b"33", 33),
+    (  # the topic-config example of Kafka's docs (max.message.bytes=64000, flush.messages=1)
+        ConfigEntityZNode,
+        b'{"version":1,"config":{"max.message.bytes":"64000","flush.messages":"1"}}',
+        {"max.message.bytes": "64000", "flush.messages": "1"},
+    ),
+    (ConfigEntityZNode, b'{"version":1}', {}),  # Kafka reads no config as empty
+    (ConfigEntityZNode, b'{"config":null}', {}),
+    (ConsumerOffset, b"42", 42),
+    (ClusterIdZNode, b'{"version":"1","id":"MkU3OEVBNTcwNTJENDM2Qk"}', "MkU3OEVBNTcwNTJENDM2Qk"),
+    (
+        ProducerIdBlockZNode,
+        b'{"version":1,"broker":1,"block_start":"1000","block_end":"1999"}',
+        ProducerIdBlock(1, 1000, 1999),
+    ),
+]
 
 
-def test_decode_broker_as_kafka_3_writes_it():
+@pytest.mark.parametrize(
+    ("znode", "data", "expected"),
+    KAFKA_SAMPLES,
+    ids=[f"{znode.__name__}-{i}" for i, (znode, _, _) in enumerate(KAFKA_SAMPLES)],
+)
+def test_decode_what_kafka_writes(znode, data, expected):
+    assert znode.decode(data) == expected
+
+
+def test_what_kafka_3_writes_is_what_this_broker_writes():
+    """A Kafka 3 broker's registration, decoded and encoded again, is the same bytes."""
     data = (
         b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
         b'"endpoints":["PLAINTEXT://kafka-1:9092"],"jmx_port":-1,"port":9092,'
         b'"host":"kafka-1","version":5,"timestamp":"1638205238590"}'
     )
-    reg = z.decode_broker(data)
-    assert reg == z.BrokerRegistration(
-        endpoints=(z.EndPoint("PLAINTEXT", "PLAINTEXT", "kafka-1", 9092),),
-        timestamp_ms=1638205238590,
-    )
-    assert z.encode_broker(reg) == data
+    assert BrokerIdZNode.encode(BrokerIdZNode.decode(data)) == data
 
 
-def test_decode_broker_lowercase_listener_is_normalised():
-    reg = z.decode_broker(b'{"version":2,"jmx_port":-1,"endpoints":["plaintext://h:1"]}')
-    assert reg.endpoints == (z.EndPoint("PLAINTEXT", "PLAINTEXT", "h", 1),)
-    assert reg.timestamp_ms is None
+def test_an_old_topic_znode_is_written_back_in_the_current_version():
+    old = TopicZNode.decode(b'{"version":1,"partitions":{"0":[1]}}')
+    assert json.loads(TopicZNode.encode(old))["version"] == 3
 
 
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b'{"host":"h","port":1,"jmx_port":-1}', "'version' is missing"),
-        (b'{"version":5,"endpoints":[]}', "'jmx_port' is missing"),
-        (b'{"version":0,"jmx_port":-1}', "unsupported version"),
-        (b'{"version":"5","jmx_port":-1,"endpoints":[]}', "'version' must be a 32-bit integer"),
-        (b'{"version":5.0,"jmx_port":-1,"endpoints":[]}', "'version' must be a 32-bit integer"),
-        (b'{"version":5,"jmx_port":true,"endpoints":[]}', "'jmx_port' must be a 32-bit integer"),
-        (b'{"version":5,"jmx_port":2147483648,"endpoints":[]}', "32-bit"),
-        (b'{"version":1,"jmx_port":-1,"port":1}', "'host' is missing"),
-        (b'{"version":1,"jmx_port":-1,"host":"h","port":"1"}', "'port' must be"),
-        (b'{"version":5,"jmx_port":-1}', "'endpoints' is missing"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":"PLAINTEXT://h:1"}', "'endpoints' must be"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":[1]}', "endpoints[0]"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":["h:1"]}', "unable to parse"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:x"]}', "unable to parse"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:99999999999"]}', "out of range"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":["CLIENT://h:1"]}', "no security protocol"),
-        (
-            b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:1"],'
-            b'"listener_security_protocol_map":{"PLAINTEXT":"TLS"}}',
-            "unknown security protocol",
-        ),
-        (
-            b'{"version":5,"jmx_port":-1,"endpoints":[],"listener_security_protocol_map":[]}',
-            "must be a JSON object",
-        ),
-        (b'{"version":5,"jmx_port":-1,"endpoints":[],"rack":3}', "'rack' must be a string"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":[],"timestamp":"soon"}', "timestamp"),
-        (b'{"version":5,"jmx_port":-1,"endpoints":[],"timestamp":[]}', "timestamp"),
-        (
-            b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":{"max_version":1}}}',
-            "min_version",
-        ),
-        (
-            b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":{"min_version":2,"max_version":1}}}',
-            "min_version <= max_version",
-        ),
-        (b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":1}}', "features.f"),
-    ],
-)
-def test_decode_broker_malformed(data, message):
-    with pytest.raises(ZnodeFormatError, match="broker registration") as info:
-        z.decode_broker(data)
-    assert message in str(info.value)
-
-
-# -- /brokers/topics/<topic>
-
-
-def test_topic_assignment_v3_exact():
-    assignment = z.TopicAssignment(partitions={1: (2, 0), 0: (1, 2)}, topic_id=TOPIC_ID)
-    assert z.encode_topic_assignment(assignment) == (
-        b'{"partitions":{"0":[1,2],"1":[2,0]},"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ",'
-        b'"adding_replicas":{},"removing_replicas":{},"version":3}'
-    )
-
-
-def test_topic_assignment_v3_without_topic_id_and_with_reassignment():
-    assignment = z.TopicAssignment(
-        partitions={0: (1, 2, 3)}, adding_replicas={0: (3,)}, removing_replicas={0: (1,)}
-    )
-    data = z.encode_topic_assignment(assignment)
-    assert data == (
-        b'{"partitions":{"0":[1,2,3]},"adding_replicas":{"0":[3]},'
-        b'"removing_replicas":{"0":[1]},"version":3}'
-    )
-    assert z.decode_topic_assignment(data) == assignment
-
-
-def test_topic_assignment_v1_is_what_design_asks_at_minimum():
-    assignment = z.TopicAssignment(partitions={0: (0,)}, topic_id=TOPIC_ID, version=1)
-    assert z.encode_topic_assignment(assignment) == b'{"partitions":{"0":[0]},"version":1}'
-    two = z.TopicAssignment(partitions={0: (0,)}, topic_id=TOPIC_ID, version=2)
-    assert json.loads(z.encode_topic_assignment(two)) == {
-        "version": 2,
-        "partitions": {"0": [0]},
-        "adding_replicas": {},
-        "removing_replicas": {},
-    }
-
-
-def test_topic_assignment_v3_is_readable_as_pykafka_reads_it():
-    data = z.encode_topic_assignment(z.TopicAssignment({0: (0,), 1: (0,)}, topic_id=TOPIC_ID))
-    partitions = json.loads(data.decode("utf-8"))["partitions"]
+def test_pykafka_reads_the_topic_znode():
+    data = TopicZNode.encode(TopicAssignment({0: (0,), 1: (0,)}, topic_id=TOPIC_ID))
+    partitions = json.loads(data.decode("utf-8"))["partitions"]  # as pykafka does
     assert {int(p): r for p, r in partitions.items()} == {0: [0], 1: [0]}
 
 
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        (
-            b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}',
-            z.TopicAssignment({0: (1, 2), 1: (2, 1)}, version=1),
-        ),
-        (
-            b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[2],"5":[9]},"removing_replicas":{}}',
-            z.TopicAssignment({0: (1, 2)}, adding_replicas={0: (2,)}, version=2),
-        ),
-        (
-            b'{"partitions":{"0":[0]},"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ","adding_replicas":{},"removing_replicas":{},"version":3}',
-            z.TopicAssignment({0: (0,)}, topic_id=TOPIC_ID),
-        ),
-        (b'{"version":1}', z.TopicAssignment({}, version=1)),
-        (b"{}", z.TopicAssignment({}, version=None)),
-    ],
-)
-def test_decode_topic_assignment_every_version(data, expected):
-    assert z.decode_topic_assignment(data) == expected
+# -- bad bytes: ZnodeFormatError naming the znode and what is wrong
 
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b'{"partitions":[]}', "'partitions' must be a JSON object"),
-        (b'{"partitions":{"x":[1]}}', "partition key 'x'"),
-        (b'{"partitions":{"-1":[1]}}', "negative"),
-        (b'{"partitions":{"0":1}}', "partitions.0"),
-        (b'{"partitions":{"0":[1.5]}}', "partitions.0[0]"),
-        (b'{"partitions":{"0":["1"]}}', "partitions.0[0]"),
-        (b'{"partitions":{"0":[1]},"adding_replicas":{"0":"x"}}', "adding_replicas.0"),
-        (b'{"partitions":{},"removing_replicas":1}', "'removing_replicas' must be"),
-        (b'{"partitions":{},"topic_id":"not a uuid"}', "topic_id"),
-        (b'{"partitions":{},"topic_id":"AAAA"}', "16 bytes"),
-        (b'{"partitions":{},"topic_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}', "too long"),
-        (b'{"partitions":{},"topic_id":7}', "'topic_id' must be a string"),
-        (b'{"partitions":{},"version":"3"}', "'version'"),
-    ],
-)
-def test_decode_topic_assignment_malformed(data, message):
-    with pytest.raises(ZnodeFormatError, match="topic assignment") as info:
-        z.decode_topic_assignment(data)
-    assert message in str(info.value)
-
-
-def test_encode_topic_assignment_rejects_bad_input():
-    with pytest.raises(ValueError):
-        z.encode_topic_assignment(z.TopicAssignment({-1: (0,)}))
-    with pytest.raises(ValueError):
-        z.encode_topic_assignment(z.TopicAssignment({0: (0,)}, topic_id="nope"))
-
-
-# -- /brokers/topics/<topic>/partitions/<p>/state
-
-
-def test_partition_state_exact():
-    state = z.PartitionState(leader=0, leader_epoch=0, isr=(0,), controller_epoch=1)
-    assert (
-        z.encode_partition_state(state)
-        == b'{"controller_epoch":1,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}'
-    )
-    assert z.decode_partition_state(z.encode_partition_state(state)) == state
-
-
-def test_partition_state_recovering():
-    state = z.PartitionState(
-        leader=2, leader_epoch=5, isr=(2,), controller_epoch=3, leader_recovery_state=1
-    )
-    data = z.encode_partition_state(state)
-    assert data == (
-        b'{"controller_epoch":3,"leader":2,"version":1,"leader_epoch":5,"isr":[2],'
-        b'"leader_recovery_state":1}'
-    )
-    assert z.decode_partition_state(data) == state
-
-
-def test_partition_state_no_leader():
-    data = b'{"controller_epoch":4,"leader":-1,"version":1,"leader_epoch":7,"isr":[]}'
-    assert z.decode_partition_state(data) == z.PartitionState(-1, 7, (), 4)
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b'{"leader_epoch":0,"isr":[0],"controller_epoch":1}', "'leader' is missing"),
-        (b'{"leader":0,"isr":[0],"controller_epoch":1}', "'leader_epoch' is missing"),
-        (b'{"leader":0,"leader_epoch":0,"controller_epoch":1}', "'isr' is missing"),
-        (b'{"leader":0,"leader_epoch":0,"isr":[0]}', "'controller_epoch' is missing"),
-        (b'{"leader":"0","leader_epoch":0,"isr":[0],"controller_epoch":1}', "'leader'"),
-        (b'{"leader":0,"leader_epoch":0,"isr":0,"controller_epoch":1}', "'isr' must be an array"),
-        (
-            b'{"leader":0,"leader_epoch":0,"isr":[0],"controller_epoch":1,"leader_recovery_state":2}',
-            "leader_recovery_state",
-        ),
-    ],
-)
-def test_decode_partition_state_malformed(data, message):
-    with pytest.raises(ZnodeFormatError, match="partition state") as info:
-        z.decode_partition_state(data)
-    assert message in str(info.value)
-
-
-# -- /controller, /controller_epoch
-
-
-def test_controller_v2_exact():
-    data = z.encode_controller(z.ControllerRegistration(broker_id=0, timestamp_ms=TS))
-    assert (
-        data == b'{"version":2,"brokerid":0,"timestamp":"1700000000123","kraftControllerEpoch":-1}'
-    )
-    assert z.decode_controller(data) == z.ControllerRegistration(0, TS, -1, 2)
-
-
-def test_controller_v1_exact():
-    data = z.encode_controller(z.ControllerRegistration(1, TS, None, version=1))
-    assert data == b'{"version":1,"brokerid":1,"timestamp":"1700000000123"}'
-    assert z.decode_controller(data) == z.ControllerRegistration(1, TS, None, 1)
-
-
-def test_decode_controller_kraft():
-    data = b'{"version":2,"brokerid":3000,"timestamp":"1","kraftControllerEpoch":5}'
-    assert z.decode_controller(data).kraft_controller_epoch == 5
-
-
-@pytest.mark.parametrize(
-    "data",
-    [b'{"version":1}', b'{"brokerid":"1"}', b'{"brokerid":1,"kraftControllerEpoch":"x"}', b"[1]"],
-)
-def test_decode_controller_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="controller registration"):
-        z.decode_controller(data)
-
-
-def test_controller_epoch():
-    assert z.encode_controller_epoch(7) == b"7"
-    assert z.decode_controller_epoch(b"7") == 7
-    assert z.decode_controller_epoch(b"+7") == 7  # Integer.parseInt takes a sign
-
-
-@pytest.mark.parametrize(
-    "data", [b"", b"x", b" 7", b"7\n", b"1_0", b"2147483648", b"\xff", b"\xd9\xa3"]
-)
-def test_controller_epoch_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="controller epoch"):
-        z.decode_controller_epoch(data)
-
-
-# -- /config/<type>/<name>, /config/changes
-
-
-def test_entity_config_exact():
-    config = z.EntityConfig({"cleanup.policy": "compact", "retention.ms": "1000"})
-    data = z.encode_entity_config(config)
-    assert data == b'{"version":1,"config":{"cleanup.policy":"compact","retention.ms":"1000"}}'
-    assert z.decode_entity_config(data) == config
-    assert z.encode_entity_config(z.EntityConfig()) == b'{"version":1,"config":{}}'
-
-
-def test_entity_config_lenient_as_kafka():
-    assert z.decode_entity_config(b'{"version":1}') == z.EntityConfig({})
-    assert z.decode_entity_config(b'{"config":null}') == z.EntityConfig({})
-
-
-def test_entity_config_non_ascii_is_raw_utf8():
-    data = z.encode_entity_config(z.EntityConfig({"k": "caf\u00e9"}))
-    assert data == '{"version":1,"config":{"k":"caf\u00e9"}}'.encode()
-    assert z.decode_entity_config(data).config == {"k": "caf\u00e9"}
-
-
-@pytest.mark.parametrize(
-    "data", [b'{"config":{"retention.ms":1000}}', b'{"config":[]}', b'{"config":{"a":null}}']
-)
-def test_entity_config_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="entity config"):
-        z.decode_entity_config(data)
-
-
-def test_encode_entity_config_rejects_non_strings():
-    with pytest.raises(ValueError):
-        z.encode_entity_config(z.EntityConfig({"retention.ms": 1000}))
-
-
-def test_config_change_notification():
-    change = z.ConfigChangeNotification("topics", "foo")
-    data = z.encode_config_change(change)
-    assert data == b'{"version":2,"entity_path":"topics/foo"}'
-    assert z.decode_config_change(data) == change
-    assert z.decode_config_change(
-        b'{"version":1,"entity_type":"clients","entity_name":"c"}'
-    ) == z.ConfigChangeNotification("clients", "c")
-    nested = z.decode_config_change(b'{"version":2,"entity_path":"users/u/clients/c"}')
-    assert nested == z.ConfigChangeNotification("users", "u/clients/c")
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        b'{"entity_path":"topics/foo"}',
-        b'{"version":3,"entity_path":"topics/foo"}',
-        b'{"version":2}',
-        b'{"version":2,"entity_path":"topics"}',
-        b'{"version":1,"entity_type":"brokers","entity_name":"0"}',
-        b'{"version":1,"entity_type":"topics"}',
-    ],
-)
-def test_config_change_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="config change notification"):
-        z.decode_config_change(data)
-
-
-# -- /consumers/<group>/offsets/<topic>/<p>
-
-
-def test_consumer_offset():
-    assert z.encode_consumer_offset(42) == b"42"
-    assert z.encode_consumer_offset(2**40) == b"1099511627776"
-    assert z.decode_consumer_offset(b"1099511627776") == 2**40
-    assert z.decode_consumer_offset(b"-1") == -1
-
-
-@pytest.mark.parametrize("data", [b"", b"4.2", b"0x10", b"9223372036854775808", b"{}"])
-def test_consumer_offset_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="consumer offset"):
-        z.decode_consumer_offset(data)
-
-
-# -- /cluster/id
-
-
-def test_cluster_id_exact():
-    data = z.encode_cluster_id(z.ClusterId("MkU3OEVBNTcwNTJENDM2Qk"))
-    assert data == b'{"version":"1","id":"MkU3OEVBNTcwNTJENDM2Qk"}'
-    assert z.decode_cluster_id(data) == z.ClusterId("MkU3OEVBNTcwNTJENDM2Qk", "1")
-
-
-@pytest.mark.parametrize("data", [b'{"version":"1"}', b'{"id":5}', b'{"id":"x","version":[]}'])
-def test_cluster_id_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="cluster id"):
-        z.decode_cluster_id(data)
-
-
-# -- /latest_producer_id_block
-
-
-def test_producer_id_block_exact():
-    block = z.ProducerIdBlock.first(broker=0)
-    data = z.encode_producer_id_block(block)
-    assert data == b'{"version":1,"broker":0,"block_start":"0","block_end":"999"}'
-    assert z.decode_producer_id_block(data) == block
-    assert block.size == 1000
-    after = block.next_block(broker=2)
-    assert z.encode_producer_id_block(after) == (
-        b'{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}'
-    )
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
+MALFORMED: list[tuple[Any, bytes, str]] = [
+    (BrokerIdZNode, b'{"host":"h","port":1,"jmx_port":-1}', "the key 'version' is missing"),
+    (BrokerIdZNode, b'{"version":5,"endpoints":[]}', "'jmx_port' is missing"),
+    (BrokerIdZNode, b'{"version":0,"jmx_port":-1}', "unsupported version 0"),
+    (
+        BrokerIdZNode,
+        b'{"version":"5","jmx_port":-1,"endpoints":[]}',
+        "'version' must be a 32-bit integer",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5.0,"jmx_port":-1,"endpoints":[]}',
+        "'version' must be a 32-bit integer",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":true,"endpoints":[]}',
+        "'jmx_port' must be a 32-bit integer",
+    ),
+    (BrokerIdZNode, b'{"version":5,"jmx_port":2147483648,"endpoints":[]}', "32-bit"),
+    (BrokerIdZNode, b'{"version":1,"jmx_port":-1,"port":1}', "'host' is missing"),
+    (BrokerIdZNode, b'{"version":1,"jmx_port":-1,"host":"h","port":"1"}', "'port' must be"),
+    (BrokerIdZNode, b'{"version":5,"jmx_port":-1}', "'endpoints' is missing"),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":"PLAINTEXT://h:1"}',
+        "'endpoints' must be an array",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[1]}',
+        "'endpoints[0]' must be a string",
+    ),
+    (BrokerIdZNode, b'{"version":5,"jmx_port":-1,"endpoints":["h:1"]}', "unable to parse 'h:1'"),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:x"]}',
+        "unable to parse",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:99999999999"]}',
+        "out of range",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":["CLIENT://h:1"]}',
+        "no security protocol defined for listener CLIENT",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":["PLAINTEXT://h:1"],'
+        b'"listener_security_protocol_map":{"PLAINTEXT":"TLS"}}',
+        "unknown security protocol 'TLS'",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"listener_security_protocol_map":[]}',
+        "'listener_security_protocol_map' must be a JSON object",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"rack":3}',
+        "'rack' must be a string",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"timestamp":"soon"}',
+        "'timestamp'",
+    ),
+    (BrokerIdZNode, b'{"version":5,"jmx_port":-1,"endpoints":[],"timestamp":[]}', "'timestamp'"),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":{"max_version":1}}}',
+        "'features.f.min_version' is missing",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":{"min_version":2,"max_version":1}}}',
+        "min_version <= max_version",
+    ),
+    (
+        BrokerIdZNode,
+        b'{"version":5,"jmx_port":-1,"endpoints":[],"features":{"f":1}}',
+        "'features.f' must be a JSON object",
+    ),
+    (TopicZNode, b'{"partitions":[]}', "'partitions' must be a JSON object"),
+    (TopicZNode, b'{"partitions":{"x":[1]}}', "partition 'x' must be a decimal integer"),
+    (TopicZNode, b'{"partitions":{"-1":[1]}}', "out of range"),
+    (TopicZNode, b'{"partitions":{"0":1}}', "'partitions.0' must be an array of integers"),
+    (TopicZNode, b'{"partitions":{"0":[1.5]}}', "'partitions.0[0]' must be a 32-bit integer"),
+    (TopicZNode, b'{"partitions":{"0":["1"]}}', "'partitions.0[0]'"),
+    (TopicZNode, b'{"partitions":{"0":[1]},"adding_replicas":{"0":"x"}}', "'adding_replicas.0'"),
+    (TopicZNode, b'{"partitions":{},"removing_replicas":1}', "'removing_replicas' must be"),
+    (TopicZNode, b'{"partitions":{},"topic_id":"not a uuid"}', "topic_id"),
+    (TopicZNode, b'{"partitions":{},"topic_id":"AAAA"}', "not a base64 Uuid"),
+    (
+        TopicZNode,
+        b'{"partitions":{},"topic_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}',
+        "not a base64 Uuid",
+    ),
+    (TopicZNode, b'{"partitions":{},"topic_id":7}', "'topic_id' must be a string"),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader_epoch":0,"isr":[0],"controller_epoch":1}',
+        "'leader' is missing",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":0,"isr":[0],"controller_epoch":1}',
+        "'leader_epoch' is missing",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":0,"leader_epoch":0,"controller_epoch":1}',
+        "'isr' is missing",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":0,"leader_epoch":0,"isr":[0]}',
+        "'controller_epoch' is missing",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":"0","leader_epoch":0,"isr":[0],"controller_epoch":1}',
+        "'leader' must be",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":0,"leader_epoch":0,"isr":0,"controller_epoch":1}',
+        "'isr' must be an array",
+    ),
+    (
+        TopicPartitionStateZNode,
+        b'{"leader":0,"leader_epoch":0,"isr":[0],"controller_epoch":1,"leader_recovery_state":2}',
+        "unknown leader_recovery_state 2",
+    ),
+    (ControllerZNode, b'{"version":1}', "'brokerid' is missing"),
+    (ControllerZNode, b'{"brokerid":"1"}', "'brokerid' must be a 32-bit integer"),
+    (ControllerEpochZNode, b"x", "the epoch must be a decimal integer"),
+    (ControllerEpochZNode, b" 7", "decimal integer"),
+    (ControllerEpochZNode, b"7\n", "decimal integer"),
+    (ControllerEpochZNode, b"1_0", "decimal integer"),
+    (ControllerEpochZNode, b"2147483648", "out of range"),
+    (ControllerEpochZNode, b"\xd9\xa3", "decimal integer"),  # an Arabic-Indic digit
+    (
+        ConfigEntityZNode,
+        b'{"config":{"retention.ms":1000}}',
+        "'config.retention.ms' must be a string",
+    ),
+    (ConfigEntityZNode, b'{"config":[]}', "'config' must be a JSON object"),
+    (ConfigEntityZNode, b'{"config":{"a":null}}', "'config.a' must be a string"),
+    (ConsumerOffset, b"4.2", "the offset must be a decimal integer"),
+    (ConsumerOffset, b"0x10", "decimal integer"),
+    (ConsumerOffset, b"9223372036854775808", "out of range"),
+    (ConsumerOffset, b"{}", "decimal integer"),
+    (ClusterIdZNode, b'{"version":"1"}', "'id' is missing"),
+    (ClusterIdZNode, b'{"id":5}', "'id' must be a string"),
+    (
+        ProducerIdBlockZNode,
         b'{"version":1,"broker":0,"block_start":0,"block_end":"999"}',
-        b'{"version":1,"broker":0,"block_start":"0"}',
+        "'block_start' must be a string",
+    ),
+    (ProducerIdBlockZNode, b'{"version":1,"broker":0,"block_start":"0"}', "'block_end' is missing"),
+    (
+        ProducerIdBlockZNode,
         b'{"version":1,"block_start":"0","block_end":"999"}',
+        "'broker' is missing",
+    ),
+    (
+        ProducerIdBlockZNode,
         b'{"version":1,"broker":0,"block_start":"0","block_end":"9223372036854775808"}',
+        "out of range",
+    ),
+    (
+        ProducerIdBlockZNode,
         b'{"version":1,"broker":0,"block_start":"0","block_end":"9000000000000"}',
+        "does not fit an int",
+    ),
+    (
+        ProducerIdBlockZNode,
         b'{"version":1,"broker":0,"block_start":"a","block_end":"999"}',
-    ],
-)
-def test_producer_id_block_malformed(data):
-    with pytest.raises(ZnodeFormatError, match="producer id block"):
-        z.decode_producer_id_block(data)
-
-
-# -- malformed input in general: only ZnodeFormatError, never another exception
-
-DECODERS = [
-    z.decode_broker,
-    z.decode_topic_assignment,
-    z.decode_partition_state,
-    z.decode_controller,
-    z.decode_controller_epoch,
-    z.decode_entity_config,
-    z.decode_config_change,
-    z.decode_consumer_offset,
-    z.decode_cluster_id,
-    z.decode_producer_id_block,
+        "'block_start' must be a decimal integer",
+    ),
 ]
 
-GARBAGE = [
+
+@pytest.mark.parametrize(
+    ("znode", "data", "message"),
+    MALFORMED,
+    ids=[f"{znode.__name__}-{i}" for i, (znode, _, _) in enumerate(MALFORMED)],
+)
+def test_malformed_json_is_refused_naming_the_znode(znode, data, message):
+    with pytest.raises(ZnodeFormatError) as info:
+        znode.decode(data)
+    assert str(info.value).startswith(f"{znode.__name__}: ")
+    assert message in str(info.value)
+
+
+GARBAGE: list[Any] = [
     b"",
     b"{",
     b"null",
@@ -623,20 +701,26 @@ GARBAGE = [
 ]
 
 
-@pytest.mark.parametrize("decode", DECODERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("znode", DATA_ZNODES, ids=lambda znode: znode.__name__)
 @pytest.mark.parametrize("data", GARBAGE, ids=range(len(GARBAGE)))
-def test_garbage_raises_only_znode_format_error(decode, data):
-    with pytest.raises(ZnodeFormatError):
-        decode(data)
+def test_garbage_raises_only_znode_format_error_naming_the_znode(znode, data):
+    with pytest.raises(ZnodeFormatError, match=f"^{znode.__name__}: "):
+        znode.decode(data)
+
+
+def test_garbage_errors_say_what_is_wrong():
+    with pytest.raises(ZnodeFormatError, match="TopicZNode: the znode has no data"):
+        TopicZNode.decode(b"")
+    with pytest.raises(ZnodeFormatError, match="TopicZNode: not JSON"):
+        TopicZNode.decode(b"{")
+    with pytest.raises(ZnodeFormatError, match="TopicZNode: expected a JSON object, got an array"):
+        TopicZNode.decode(b"[]")
+    with pytest.raises(ZnodeFormatError, match="TopicZNode: not UTF-8"):
+        TopicZNode.decode(b"\xff\xfe")
 
 
 def test_znode_format_error_is_a_value_error():
     assert issubclass(ZnodeFormatError, ValueError)
-
-
-def test_memoryview_and_bytearray_accepted():
-    assert z.decode_controller_epoch(bytearray(b"3")) == 3
-    assert z.decode_consumer_offset(memoryview(b"5")) == 5
 
 
 JSON_VALUES = st.recursive(
@@ -669,9 +753,6 @@ KEYS = st.sampled_from(
         "brokerid",
         "kraftControllerEpoch",
         "config",
-        "entity_path",
-        "entity_type",
-        "entity_name",
         "id",
         "broker",
         "block_start",
@@ -685,9 +766,9 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 @FUZZ
 @given(data=st.binary(max_size=64))
 def test_fuzz_bytes(data):
-    for decode in DECODERS:
+    for znode in DATA_ZNODES:
         with contextlib.suppress(ZnodeFormatError):
-            decode(data)
+            znode.decode(data)
 
 
 @pytest.mark.fuzz
@@ -695,6 +776,6 @@ def test_fuzz_bytes(data):
 @given(obj=st.dictionaries(KEYS, JSON_VALUES, max_size=8))
 def test_fuzz_json_objects(obj):
     data = json.dumps(obj).encode()
-    for decode in DECODERS:
+    for znode in DATA_ZNODES:
         with contextlib.suppress(ZnodeFormatError):
-            decode(data)
+            znode.decode(data)

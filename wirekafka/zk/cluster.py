@@ -23,41 +23,26 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
-    BROKER_IDS_PATH,
-    CONTROLLER_EPOCH_PATH,
-    CONTROLLER_PATH,
-    DELETE_TOPICS_PATH,
-    PRODUCER_ID_BLOCK_PATH,
-    TOPICS_PATH,
-    ControllerRegistration,
-    EntityConfig,
+    CONFIG_TYPE_TOPIC,
+    BrokerIdsZNode,
+    BrokerIdZNode,
+    ConfigEntityTypeZNode,
+    ConfigEntityZNode,
+    ConsumerOffset,
+    ControllerEpochZNode,
+    ControllerZNode,
+    DeleteTopicsTopicZNode,
+    DeleteTopicsZNode,
     PartitionState,
     ProducerIdBlock,
+    ProducerIdBlockZNode,
     TopicAssignment,
+    TopicPartitionStateZNode,
+    TopicPartitionsZNode,
+    TopicPartitionZNode,
+    TopicsZNode,
+    TopicZNode,
     ZnodeFormatError,
-    broker_path,
-    consumer_offset_path,
-    decode_broker,
-    decode_consumer_offset,
-    decode_controller,
-    decode_controller_epoch,
-    decode_entity_config,
-    decode_partition_state,
-    decode_producer_id_block,
-    decode_topic_assignment,
-    delete_topic_path,
-    encode_consumer_offset,
-    encode_controller,
-    encode_controller_epoch,
-    encode_entity_config,
-    encode_partition_state,
-    encode_producer_id_block,
-    encode_topic_assignment,
-    partition_path,
-    partition_state_path,
-    topic_config_path,
-    topic_partitions_path,
-    topic_path,
 )
 
 log = logging.getLogger("wirekafka.zk")
@@ -137,39 +122,43 @@ class ZkCluster:
     def refresh(self) -> None:
         client = self.session.client
         brokers = {}
-        for child in client.get_children(BROKER_IDS_PATH, watch=self._watch):
+        for child in client.get_children(BrokerIdsZNode.path, watch=self._watch):
             with contextlib.suppress(NoNodeError, ValueError):
-                registration = decode_broker(client.get(broker_path(int(child)))[0])
+                registration = BrokerIdZNode.decode(client.get(BrokerIdZNode.path(int(child)))[0])
                 endpoint = registration.plaintext_endpoint
                 if endpoint is not None and endpoint.host is not None:
                     brokers[int(child)] = (endpoint.host, endpoint.port)
         topics: dict[str, ZkTopic] = {}
         leaders: dict[tuple[str, int], int] = {}
-        for name in client.get_children(TOPICS_PATH, watch=self._watch):
+        for name in client.get_children(TopicsZNode.path, watch=self._watch):
             try:
-                assignment = decode_topic_assignment(
-                    client.get(topic_path(name), watch=self._watch)[0]
+                assignment = TopicZNode.decode(
+                    client.get(TopicZNode.path(name), watch=self._watch)[0]
                 )
             except (NoNodeError, ZnodeFormatError):
                 continue
             configs: dict[str, str] = {}
             with contextlib.suppress(NoNodeError, ZnodeFormatError):
-                configs = dict(decode_entity_config(client.get(topic_config_path(name))[0]).config)
+                configs = ConfigEntityZNode.decode(
+                    client.get(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name))[0]
+                )
             replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
             topics[name] = ZkTopic(name, len(replicas), configs, replicas)
             for partition in replicas:
                 try:
-                    state = decode_partition_state(
-                        client.get(partition_state_path(name, partition), watch=self._watch)[0]
+                    state = TopicPartitionStateZNode.decode(
+                        client.get(
+                            TopicPartitionStateZNode.path(name, partition), watch=self._watch
+                        )[0]
                     )
                     leaders[(name, partition)] = state.leader
                 except (NoNodeError, ZnodeFormatError):
                     leaders[(name, partition)] = NO_LEADER
         controller = NO_LEADER
         with contextlib.suppress(NoNodeError, ZnodeFormatError):
-            controller = decode_controller(
-                client.get(CONTROLLER_PATH, watch=self._watch)[0]
-            ).broker_id
+            controller = ControllerZNode.decode(
+                client.get(ControllerZNode.path, watch=self._watch)[0]
+            )
         self._snapshot = _Snapshot(brokers, topics, leaders, controller)
 
     def brokers(self) -> dict[int, tuple[str, int]]:
@@ -198,11 +187,11 @@ class ZkCluster:
         replicas = self._spread(name, range(partitions))
         client = self.session.client
         try:
-            if client.exists(topic_path(name)):
+            if client.exists(TopicZNode.path(name)):
                 raise TopicAlreadyExists(name)
             self._write_topic_config(name, configs)
             try:
-                client.create(topic_path(name), encode_topic_assignment(TopicAssignment(replicas)))
+                client.create(TopicZNode.path(name), TopicZNode.encode(TopicAssignment(replicas)))
             except NodeExistsError:
                 raise TopicAlreadyExists(name) from None
         except (KazooException, KazooTimeoutError) as exc:
@@ -224,8 +213,8 @@ class ZkCluster:
         client = self.session.client
         try:
             while True:
-                data, stat = client.get(topic_path(name))
-                assignment = decode_topic_assignment(data)
+                data, stat = client.get(TopicZNode.path(name))
+                assignment = TopicZNode.decode(data)
                 replicas = dict(assignment.partitions)
                 first = len(replicas)
                 if brokers:
@@ -234,10 +223,8 @@ class ZkCluster:
                     replicas.update(self._spread(name, range(first, partitions)))
                 try:
                     client.set(
-                        topic_path(name),
-                        encode_topic_assignment(
-                            dataclasses.replace(assignment, partitions=replicas)
-                        ),
+                        TopicZNode.path(name),
+                        TopicZNode.encode(dataclasses.replace(assignment, partitions=replicas)),
                         version=stat.version,
                     )
                     break
@@ -261,12 +248,12 @@ class ZkCluster:
 
     def _write_topic_config(self, name: str, configs: dict[str, str]) -> None:
         client = self.session.client
-        client.ensure_path("/config/topics")
-        config_bytes = encode_entity_config(EntityConfig(dict(configs)))
+        client.ensure_path(ConfigEntityTypeZNode.path(CONFIG_TYPE_TOPIC))
+        config_bytes = ConfigEntityZNode.encode(configs)
         try:
-            client.create(topic_config_path(name), config_bytes)
+            client.create(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name), config_bytes)
         except NodeExistsError:
-            client.set(topic_config_path(name), config_bytes)
+            client.set(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name), config_bytes)
 
     def _cache_topic(self, topic: ZkTopic) -> None:
         snapshot = self._snapshot
@@ -280,7 +267,7 @@ class ZkCluster:
     def request_deletion(self, name: str) -> None:
         try:
             with contextlib.suppress(NodeExistsError):
-                self.session.client.create(delete_topic_path(name), b"", makepath=True)
+                self.session.client.create(DeleteTopicsTopicZNode.path(name), b"", makepath=True)
         except (KazooException, KazooTimeoutError) as exc:
             raise _unavailable(f"deleting topic {name}", exc) from exc
         snapshot = self._snapshot
@@ -299,17 +286,19 @@ class ZkCluster:
 
     def _claim_producer_id_block(self, count: int) -> range:
         client = self.session.client
-        client.ensure_path(PRODUCER_ID_BLOCK_PATH)
+        client.ensure_path(ProducerIdBlockZNode.path)
         while True:
-            data, stat = client.get(PRODUCER_ID_BLOCK_PATH)
+            data, stat = client.get(ProducerIdBlockZNode.path)
             block = (
                 ProducerIdBlock.first(self.broker_id, count)
                 if not data
-                else decode_producer_id_block(data).next_block(self.broker_id, count)
+                else ProducerIdBlockZNode.decode(data).next_block(self.broker_id, count)
             )
             try:
                 client.set(
-                    PRODUCER_ID_BLOCK_PATH, encode_producer_id_block(block), version=stat.version
+                    ProducerIdBlockZNode.path,
+                    ProducerIdBlockZNode.encode(block),
+                    version=stat.version,
                 )
             except BadVersionError:
                 continue  # another broker took it first
@@ -325,15 +314,17 @@ class ZkCluster:
         looked at again.
         """
         client = self.session.client
-        while not client.exists(CONTROLLER_PATH):
+        while not client.exists(ControllerZNode.path):
             epoch, version = self._controller_epoch_znode()
             claim = client.transaction()
             claim.create(
-                CONTROLLER_PATH,
-                encode_controller(ControllerRegistration(self.broker_id)),
+                ControllerZNode.path,
+                ControllerZNode.encode(self.broker_id),
                 ephemeral=True,
             )
-            claim.set_data(CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch + 1), version)
+            claim.set_data(
+                ControllerEpochZNode.path, ControllerEpochZNode.encode(epoch + 1), version
+            )
             if any(isinstance(result, Exception) for result in claim.commit()):
                 continue
             self._controller_epoch = epoch + 1
@@ -346,29 +337,29 @@ class ZkCluster:
         client = self.session.client
         while True:
             try:
-                data, stat = client.get(CONTROLLER_EPOCH_PATH)
+                data, stat = client.get(ControllerEpochZNode.path)
             except NoNodeError:
                 with contextlib.suppress(NodeExistsError):
-                    client.create(CONTROLLER_EPOCH_PATH, encode_controller_epoch(0))
+                    client.create(ControllerEpochZNode.path, ControllerEpochZNode.encode(0))
                 continue
-            return decode_controller_epoch(data), stat.version
+            return ControllerEpochZNode.decode(data), stat.version
 
     def _resign(self) -> None:
         client = self.session.client
         with contextlib.suppress(NoNodeError):
-            data, _ = client.get(CONTROLLER_PATH)
-            if decode_controller(data).broker_id == self.broker_id:
-                client.delete(CONTROLLER_PATH)
+            data, _ = client.get(ControllerZNode.path)
+            if ControllerZNode.decode(data) == self.broker_id:
+                client.delete(ControllerZNode.path)
 
     def _control(self) -> None:
         """Delete topics asked for, and give every partition its first live replica as leader."""
         client = self.session.client
-        deleted = set(client.get_children(DELETE_TOPICS_PATH, watch=self._watch))
+        deleted = set(client.get_children(DeleteTopicsZNode.path, watch=self._watch))
         for name in deleted:
-            client.delete(topic_path(name), recursive=True)
+            client.delete(TopicZNode.path(name), recursive=True)
             with contextlib.suppress(NoNodeError):
-                client.delete(topic_config_path(name))
-            client.delete(delete_topic_path(name))
+                client.delete(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name))
+            client.delete(DeleteTopicsTopicZNode.path(name))
             log.info("controller: deleted topic %s", name)
         snapshot = self._snapshot  # may still hold the topics just deleted
         live = snapshot.brokers
@@ -377,7 +368,7 @@ class ZkCluster:
                 continue
             for partition, replicas in topic.replicas.items():
                 leader = next((r for r in replicas if r in live), NO_LEADER)
-                path = partition_state_path(name, partition)
+                path = TopicPartitionStateZNode.path(name, partition)
                 try:
                     data, stat = client.get(path)
                 except NoNodeError:
@@ -386,7 +377,7 @@ class ZkCluster:
                     )
                     self._create_partition_state(name, partition, state)
                     continue
-                current = decode_partition_state(data)
+                current = TopicPartitionStateZNode.decode(data)
                 if current.leader != leader:
                     state = PartitionState(
                         leader,
@@ -395,7 +386,9 @@ class ZkCluster:
                         self._controller_epoch,
                     )
                     with contextlib.suppress(BadVersionError):
-                        client.set(path, encode_partition_state(state), version=stat.version)
+                        client.set(
+                            path, TopicPartitionStateZNode.encode(state), version=stat.version
+                        )
                         log.info(
                             "controller: %s-%d leader %d -> %d",
                             name,
@@ -409,19 +402,25 @@ class ZkCluster:
         topic's own: a topic deleted since the snapshot was read stays deleted."""
         client = self.session.client
         with contextlib.suppress(NoNodeError):  # the topic's znode is gone
-            for path in (topic_partitions_path(name), partition_path(name, partition)):
+            for path in (
+                TopicPartitionsZNode.path(name),
+                TopicPartitionZNode.path(name, partition),
+            ):
                 with contextlib.suppress(NodeExistsError):
                     client.create(path)
             with contextlib.suppress(NodeExistsError):
-                client.create(partition_state_path(name, partition), encode_partition_state(state))
+                client.create(
+                    TopicPartitionStateZNode.path(name, partition),
+                    TopicPartitionStateZNode.encode(state),
+                )
 
     # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
 
     def commit_offsets_v0(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
         client = self.session.client
         for (topic, partition), offset in offsets.items():
-            path = consumer_offset_path(group, topic, partition)
-            data = encode_consumer_offset(offset)
+            path = ConsumerOffset.path(group, topic, partition)
+            data = ConsumerOffset.encode(offset)
             try:
                 client.set(path, data)
             except NoNodeError:
@@ -437,6 +436,6 @@ class ZkCluster:
         found = {}
         for topic, partition in partitions:
             with contextlib.suppress(NoNodeError, ZnodeFormatError):
-                data, _ = client.get(consumer_offset_path(group, topic, partition))
-                found[(topic, partition)] = decode_consumer_offset(data)
+                data, _ = client.get(ConsumerOffset.path(group, topic, partition))
+                found[(topic, partition)] = ConsumerOffset.decode(data)
         return found

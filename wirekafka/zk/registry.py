@@ -11,16 +11,12 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
-    CLUSTER_ID_PATH,
-    CLUSTER_PATH,
+    PERSISTENT_ZK_PATHS,
+    BrokerIdZNode,
     BrokerRegistration,
-    ClusterId,
+    ClusterIdZNode,
+    ClusterZNode,
     EndPoint,
-    broker_path,
-    decode_cluster_id,
-    encode_broker,
-    encode_cluster_id,
-    iter_persistent_paths,
 )
 
 log = logging.getLogger("wirekafka.zk")
@@ -34,26 +30,26 @@ class BrokerRegistry:
         self.broker_id = broker_id
         self.host = host
         self.port = port
-        self.path = broker_path(broker_id)
+        self.path = BrokerIdZNode.path(broker_id)
 
     def ensure_paths(self) -> None:
         """Kafka's persistent znodes (``/brokers/ids``, ``/brokers/topics``, ...)."""
         client = self.session.client
-        for path in iter_persistent_paths():
-            client.ensure_path(path)
+        for path in PERSISTENT_ZK_PATHS:
+            client.ensure_path(path)  # with its parents
 
     def cluster_id(self, proposed: str) -> str:
         """The cluster's id from ``/cluster/id``; ``proposed`` becomes it if none is set."""
         client = self.session.client
-        client.ensure_path(CLUSTER_PATH)
+        client.ensure_path(ClusterZNode.path)
         with contextlib.suppress(NodeExistsError):
-            client.create(CLUSTER_ID_PATH, encode_cluster_id(ClusterId(proposed)))
-        data, _ = client.get(CLUSTER_ID_PATH)
-        return decode_cluster_id(data).id
+            client.create(ClusterIdZNode.path, ClusterIdZNode.encode(proposed))
+        data, _ = client.get(ClusterIdZNode.path)
+        return ClusterIdZNode.decode(data)
 
     def _registration(self) -> bytes:
         endpoint = EndPoint("PLAINTEXT", "PLAINTEXT", self.host, self.port)
-        return encode_broker(BrokerRegistration(endpoints=(endpoint,)))
+        return BrokerIdZNode.encode(BrokerRegistration(endpoints=(endpoint,)))
 
     def register(self) -> None:
         """Create the ephemeral broker znode.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +28,7 @@ from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 
 MAX_REQUEST_BYTES = 104_857_600  # socket.request.max.bytes, Kafka's default
 TIMEOUT_S = 10.0
@@ -195,6 +197,31 @@ def test_api_versions_of_an_unknown_version(broker: Broker, producer: WellBehave
         assert header.correlation_id == 8
         assert body.error_code == 0
         assert {api.api_key for api in body.api_keys} == set(served)
+    producer.produce_some()
+
+
+def test_metadata_naming_a_topic_by_id_is_answered_on_the_same_connection(
+    broker: Broker, producer: WellBehavedProducer
+) -> None:
+    """Not malformed either: a Metadata request naming a topic by id only (name null)
+    is answered, and the connection goes on. From v12, UNKNOWN_TOPIC_ID with the id
+    (the broker knows no topic ids); in v10 and v11, which cannot name a topic by id,
+    INVALID_REQUEST with the name given back as "", as Kafka answers. It used to fail
+    to encode the answer and close the connection."""
+    topic_id = uuid.UUID("5b2d1e4f-0c3a-4d7e-9f10-2a3b4c5d6e7f")
+    by_id = MetadataRequest(topics=[MetadataRequestTopic(topic_id=topic_id, name=None)])
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        for version in (10, 11, 12):
+            [topic] = client.request(ApiKey.METADATA, version, by_id).topics
+            expected = (
+                (ErrorCode.UNKNOWN_TOPIC_ID, None)
+                if version >= 12
+                else (ErrorCode.INVALID_REQUEST, "")
+            )
+            assert (topic.error_code, topic.name, topic.topic_id) == (*expected, topic_id)
+        named = MetadataRequest(topics=None)
+        assert client.request(ApiKey.METADATA, 12, named).brokers  # still usable
+    broker.assert_running()
     producer.produce_some()
 
 

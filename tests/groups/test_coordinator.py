@@ -922,7 +922,7 @@ def test_delete_during_preparing_rebalance_is_refused():
 
 def test_restore_without_members_keeps_the_generation():
     h = Harness(delay=0)
-    h.c.restore("g", h.now, GroupMetadataValue("consumer", 7, None, None))
+    h.c.restore("g", h.now, GroupMetadataValue(protocol_type="consumer", generation=7))
     assert h.state() == GroupState.EMPTY
     assert h.heartbeat("old", 7) == ErrorCode.UNKNOWN_MEMBER_ID
     h.new_member("a")
@@ -953,7 +953,18 @@ def stored_member(member_id: str, instance: str | None = None, rebalance: int = 
 def restored_pair(h: Harness) -> None:
     """Group g as stored at generation 5: leader a, follower b (static instance "b-i")."""
     members = [stored_member("a", rebalance=-1), stored_member("b", instance="b-i")]
-    h.c.restore("g", h.now, GroupMetadataValue("consumer", 5, "range", "a", T0, members))
+    h.c.restore(
+        "g",
+        h.now,
+        GroupMetadataValue(
+            protocol_type="consumer",
+            generation=5,
+            protocol="range",
+            leader="a",
+            current_state_timestamp_ms=T0,
+            members=members,
+        ),
+    )
 
 
 def test_restored_members_go_on_without_a_rebalance():
@@ -995,9 +1006,15 @@ def test_restored_members_that_stay_silent_expire():
 
 def test_a_stored_leader_that_is_not_a_member_is_replaced():
     h = Harness(delay=0)
-    h.c.restore(
-        "g", h.now, GroupMetadataValue("consumer", 2, "range", "gone", T0, [stored_member("a")])
+    stored = GroupMetadataValue(
+        protocol_type="consumer",
+        generation=2,
+        protocol="range",
+        leader="gone",
+        current_state_timestamp_ms=T0,
+        members=[stored_member("a")],
     )
+    h.c.restore("g", h.now, stored)
     assert h.group().leader_id == "a"
 
 

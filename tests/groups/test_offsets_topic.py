@@ -2,25 +2,35 @@
 
 Expected bytes are written out by hand from Kafka's message specs
 (OffsetCommitKey/Value.json, GroupMetadataKey/Value.json), not produced by the
-module under test.
+module under test. Round trips cover every version of every key and value
+with random structs, as tests/protocol/test_roundtrip.py does for every API;
+fuzz targets hold the decoders to the invariant of tests/protocol/fuzzing.py.
 
 kafka-python 3.0.12 has no decoder for these records (its sources only
 mention ``__consumer_offsets`` in a comment of OffsetFetchRequest.json), so
-there is no differential test against it.
+there is no differential test against it; interop_tests/test_offsets_from_apache_kafka.py
+reads what Apache Kafka itself writes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import struct
+import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.protocol.fuzzing import FUZZ_SETTINGS, mutated, only_protocol_errors
+from tests.protocol.message_gen import sample_structs
 from wirekafka.groups.offsets_topic import (
+    GROUP_METADATA_KEY,
+    GROUP_METADATA_VALUE,
+    OFFSET_COMMIT_KEY,
+    OFFSET_COMMIT_VALUE,
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -37,6 +47,7 @@ from wirekafka.groups.offsets_topic import (
     java_string_hash,
     partition_for_group,
 )
+from wirekafka.protocol.codec import DataMessage
 from wirekafka.protocol.errors import ProtocolError
 
 
@@ -190,7 +201,7 @@ def test_group_metadata_exact_bytes_flexible_version_4() -> None:
 
 
 def test_group_metadata_exact_bytes_version_0() -> None:
-    value = GroupMetadataValue("consumer", 1, None, None, members=[])
+    value = GroupMetadataValue(protocol_type="consumer", generation=1, protocol=None, leader=None)
     expected = i16(0) + s("consumer") + i32(1) + i16(-1) + i16(-1) + i32(0)
     assert encode_group_metadata_value(value, 0) == expected
     assert decode_group_metadata_value(expected) == value
@@ -203,6 +214,20 @@ def test_tombstones() -> None:
 
 def test_offset_commit_key_version_0_has_the_same_layout() -> None:
     assert decode_key(i16(0) + OC_KEY_BYTES[2:]) == OC_KEY
+
+
+def test_offset_commit_value_of_kafka_4_1_carries_the_topic_id_in_tag_0() -> None:
+    """Kafka 4.1 and later write version 4 with the topic id as tagged field 0
+    (KAFKA-19141): one tag, number 0, 16 bytes."""
+    topic_id = uuid.UUID("0123456789abcdef0123456789abcdef")
+    tagged = b"\x01" + b"\x00" + b"\x10" + topic_id.bytes
+    written = OC_VALUE_V4_BYTES[:-1] + tagged
+    value = dataclasses.replace(OC_VALUE, topic_id=topic_id)
+    assert decode_offset_commit_value(written) == value
+    assert encode_offset_commit_value(value, 4) == written
+    # The zero id, the default, is not written; versions before 4 have no tags.
+    assert encode_offset_commit_value(OC_VALUE, 4) == OC_VALUE_V4_BYTES
+    assert encode_offset_commit_value(value, 3) == OC_VALUE_V3_BYTES
 
 
 # ---------------------------------------------------------------- round trips
@@ -232,23 +257,35 @@ def group_metadata_as_version(value: GroupMetadataValue, version: int) -> GroupM
     )
 
 
+def oc_value(
+    offset: int, leader_epoch: int, metadata: str, commit_ms: int, expire_ms: int
+) -> OffsetCommitValue:
+    return OffsetCommitValue(
+        offset=offset,
+        leader_epoch=leader_epoch,
+        metadata=metadata,
+        commit_timestamp_ms=commit_ms,
+        expire_timestamp_ms=expire_ms,
+    )
+
+
 OC_SAMPLES = [
     OC_VALUE,
-    OffsetCommitValue(0, -1, "", -1, -1),
-    OffsetCommitValue(2**63 - 1, 2**31 - 1, "é" * 300, 2**62, 2**40),
-    OffsetCommitValue(-1, -(2**31), "x" * 0x7FFF, -(2**63), -(2**63)),
+    oc_value(0, -1, "", -1, -1),
+    oc_value(2**63 - 1, 2**31 - 1, "é" * 300, 2**62, 2**40),
+    oc_value(-1, -(2**31), "x" * 0x7FFF, -(2**63), -(2**63)),
 ]
 
 GM_SAMPLES = [
     GM_VALUE,
-    GroupMetadataValue("", 0, None, None, -1, []),
+    GroupMetadataValue(protocol_type="", generation=0),
     GroupMetadataValue(
-        "connect",
-        2**31 - 1,
-        "p" * 200,
-        "",
-        2**63 - 1,
-        [dataclasses.replace(MEMBER, subscription=b"s" * 5000, assignment=b"")],
+        protocol_type="connect",
+        generation=2**31 - 1,
+        protocol="p" * 200,
+        leader="",
+        current_state_timestamp_ms=2**63 - 1,
+        members=[dataclasses.replace(MEMBER, subscription=b"s" * 5000, assignment=b"")],
     ),
 ]
 
@@ -274,9 +311,49 @@ def test_group_metadata_round_trip(version: int, value: GroupMetadataValue) -> N
 
 
 def test_keys_round_trip_unicode() -> None:
-    key = OffsetCommitKey("grüppe-😀", "tópic", 2**31 - 1)
+    key = OffsetCommitKey(group="grüppe-😀", topic="tópic", partition=2**31 - 1)
     key_bytes, _ = encode_offset_commit(key, None)
     assert decode_key(key_bytes) == key
+
+
+DATA_MESSAGES: list[DataMessage[Any]] = [
+    OFFSET_COMMIT_KEY,
+    GROUP_METADATA_KEY,
+    OFFSET_COMMIT_VALUE,
+    GROUP_METADATA_VALUE,
+]
+DATA_VERSIONS = [
+    (message, version)
+    for message in DATA_MESSAGES
+    for version in range(message.versions.low, message.versions.high + 1)
+]
+SAMPLES_PER_VERSION = 25
+
+
+@pytest.mark.parametrize(
+    ("message", "version"),
+    DATA_VERSIONS,
+    ids=[f"{message.name}-v{version}" for message, version in DATA_VERSIONS],
+)
+def test_every_version_round_trips_random_structs(message: DataMessage[Any], version: int) -> None:
+    decode = decode_key if message.name.endswith("Key") else message.decode
+    for value in sample_structs(message.cls, version, SAMPLES_PER_VERSION, seed=3):
+        data = message.encode(value, version)
+        assert data[:2] == i16(version)
+        assert decode(data) == value
+        assert message.encode(decode(data), version) == data
+
+
+def test_the_versions_are_kafkas() -> None:
+    """Keys: 0-1 and 2, never flexible; values: 0-4, flexible from 4 (the specs of
+    Kafka 3.x and 4.x), so 13 (record, version) pairs are round-tripped above."""
+    assert [(str(m.versions), str(m.flexible_versions)) for m in DATA_MESSAGES] == [
+        ("0-1", "none"),
+        ("2", "none"),
+        ("0-4", "4+"),
+        ("0-4", "4+"),
+    ]
+    assert len(DATA_VERSIONS) == 13
 
 
 def test_encoding_rejects_unknown_versions_and_long_strings() -> None:
@@ -358,7 +435,14 @@ def test_unknown_tagged_fields_are_skipped() -> None:
     value = OC_VALUE_V4_BYTES[:-1] + tags
     assert decode_offset_commit_value(value) == OC_VALUE
     # In the member's tagged fields and the value's.
-    gm = GroupMetadataValue("consumer", 1, "range", "m", 7, [MEMBER])
+    gm = GroupMetadataValue(
+        protocol_type="consumer",
+        generation=1,
+        protocol="range",
+        leader="m",
+        current_state_timestamp_ms=7,
+        members=[MEMBER],
+    )
     plain = encode_group_metadata_value(gm, 4)
     assert plain.endswith(b"\x00\x00")
     assert decode_group_metadata_value(plain[:-2] + tags + tags) == gm
@@ -366,26 +450,41 @@ def test_unknown_tagged_fields_are_skipped() -> None:
         decode_offset_commit_value(OC_VALUE_V4_BYTES[:-1] + b"\x01\x05\x09ab")
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.binary(max_size=64))
-def test_arbitrary_bytes_raise_only_protocol_error(data: bytes) -> None:
-    for decode in (decode_key, decode_offset_commit_value, decode_group_metadata_value):
-        with contextlib.suppress(ProtocolError):
-            decode(data)
+# ---------------------------------------------------------------- fuzzing
+
+DECODERS: list[Callable[[bytes], Any]] = [
+    decode_key,
+    decode_offset_commit_value,
+    decode_group_metadata_value,
+]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(all_valid_encodings()), st.data())
-def test_mutated_encodings_raise_only_protocol_error(
-    case: tuple[str, bytes], data: st.DataObject
-) -> None:
-    name, encoded = case
-    buf = bytearray(encoded)
-    for _ in range(data.draw(st.integers(1, 4))):
-        pos = data.draw(st.integers(0, len(buf) - 1))
-        buf[pos] = data.draw(st.integers(0, 255))
-    with contextlib.suppress(ProtocolError):
-        decoder_for(name)(bytes(buf))
+def fuzz_corpus() -> list[bytes]:
+    """Random keys and values of every version, encoded, beside the hand-made ones."""
+    corpus = [data for _, data in all_valid_encodings()]
+    for message, version in DATA_VERSIONS:
+        for value in sample_structs(message.cls, version, 3, seed=11):
+            corpus.append(message.encode(value, version))
+    return corpus
+
+
+FUZZ_CORPUS = fuzz_corpus()
+
+
+@pytest.mark.fuzz
+@FUZZ_SETTINGS
+@given(data=st.binary(max_size=256))
+def test_fuzz_arbitrary_bytes_raise_only_protocol_error(data: bytes) -> None:
+    for decode in DECODERS:
+        only_protocol_errors(lambda: decode(data))  # noqa: B023 (called at once)
+
+
+@pytest.mark.fuzz
+@FUZZ_SETTINGS
+@given(data=mutated(FUZZ_CORPUS))
+def test_fuzz_mutated_records_raise_only_protocol_error(data: bytes) -> None:
+    for decode in DECODERS:
+        only_protocol_errors(lambda: decode(data))  # noqa: B023 (called at once)
 
 
 # ---------------------------------------------------------------- hashing

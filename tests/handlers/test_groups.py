@@ -658,7 +658,10 @@ def test_deleted_groups_stay_deleted_after_a_restart(gb):
     assert gb.call(ApiKey.LEAVE_GROUP, 1, leave).error_code == ErrorCode.NONE
     assert delete_groups(gb, 2, "g") == [("g", ErrorCode.NONE)]
     records = offsets_records(gb, "g")
-    assert records[-2:] == [(OffsetCommitKey("g", "t", 0), None), (GroupMetadataKey("g"), None)]
+    assert records[-2:] == [
+        (OffsetCommitKey(group="g", topic="t", partition=0), None),
+        (GroupMetadataKey(group="g"), None),
+    ]
     gb.restart()
     assert fetch(gb, 5, None) == {}
     assert "g" not in gb.ctx.groups.coordinator.groups

@@ -158,9 +158,68 @@ def test_mixed_known_unknown_and_invalid(broker):
     ]
 
 
-def test_null_name_at_v10_plus_is_unknown_topic_id(broker):
+# Topics named by id. No topic has an id in wirekafka, so no id is known.
+
+SOME_ID = uuid.UUID("5b2d1e4f-0c3a-4d7e-9f10-2a3b4c5d6e7f")
+OTHER_ID = uuid.UUID("00000000-0000-0000-0000-00000000002a")
+
+
+def metadata_by(broker: TestBroker, version: int, topics: list[tuple[uuid.UUID, str | None]]):
+    request = MetadataRequest(
+        topics=[MetadataRequestTopic(topic_id=topic_id, name=name) for topic_id, name in topics]
+    )
+    return broker.call(ApiKey.METADATA, version, request)
+
+
+def test_a_topic_named_by_id_is_an_unknown_topic_id_from_v12(broker):
+    broker.create_topic("known")
+    response = metadata_by(broker, 12, [(SOME_ID, None), (OTHER_ID, "known"), (SOME_ID, None)])
+    assert [(t.topic_id, t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
+        (SOME_ID, None, ErrorCode.UNKNOWN_TOPIC_ID, 0),  # once, though asked for twice
+        (OTHER_ID, None, ErrorCode.UNKNOWN_TOPIC_ID, 0),  # an id rules over a name beside it
+    ]
+    assert [b.node_id for b in response.brokers] == [0]
+
+
+def test_a_request_naming_a_topic_by_id_is_answered_by_id_alone_as_in_kafka(broker):
+    broker.create_topic("known")
+    response = metadata_by(broker, 12, [(NO_TOPIC_ID, "known"), (SOME_ID, None)])
+    assert [(t.topic_id, t.name, t.error_code) for t in response.topics] == [
+        (SOME_ID, None, ErrorCode.UNKNOWN_TOPIC_ID)
+    ]
+
+
+def test_a_null_name_without_an_id_is_an_unknown_topic_id(broker):
     response = metadata(broker, 12, [None])
-    assert summary(response) == [(None, ErrorCode.UNKNOWN_TOPIC_ID, 0)]
+    assert [(t.topic_id, t.name, t.error_code) for t in response.topics] == [
+        (NO_TOPIC_ID, None, ErrorCode.UNKNOWN_TOPIC_ID)
+    ]
+
+
+def test_a_topic_named_by_id_is_never_created(broker):
+    metadata_by(broker, 12, [(SOME_ID, None)])
+    assert list(broker.ctx.topics.names()) == []
+
+
+@pytest.mark.parametrize("version", [10, 11])
+@pytest.mark.parametrize(
+    "by_id",
+    [(SOME_ID, None), (NO_TOPIC_ID, None), (SOME_ID, "named-too")],
+    ids=["id", "null-name", "id-and-name"],
+)
+def test_topic_ids_before_v12_are_an_invalid_request_as_kafka_answers(broker, version, by_id):
+    """Kafka refuses a null name or an id below v12 and answers every topic asked
+    for with INVALID_REQUEST, a null name as "" (the response cannot hold null), and
+    lists no brokers. The response used to fail to encode and close the connection."""
+    broker.create_topic("known")
+    response = metadata_by(broker, version, [(NO_TOPIC_ID, "known"), by_id])
+    topic_id, name = by_id
+    assert [(t.topic_id, t.name, t.error_code, t.is_internal) for t in response.topics] == [
+        (NO_TOPIC_ID, "known", ErrorCode.INVALID_REQUEST, False),
+        (topic_id, name or "", ErrorCode.INVALID_REQUEST, False),
+    ]
+    assert (response.brokers, response.cluster_id, response.controller_id) == ([], None, -1)
+    assert list(broker.ctx.topics.names()) == ["known"]
 
 
 def test_internal_topic_flag(broker):

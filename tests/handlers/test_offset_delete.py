@@ -78,7 +78,10 @@ def test_an_empty_group_loses_the_offsets_asked_for(gb):
     }
     assert committed(gb) == {("b", 0): 7}
     tombstones = [key for key, value in offsets_records(gb, "g") if value is None]
-    assert tombstones == [OffsetCommitKey("g", "a", 0), OffsetCommitKey("g", "a", 1)]
+    assert tombstones == [
+        OffsetCommitKey(group="g", topic="a", partition=0),
+        OffsetCommitKey(group="g", topic="a", partition=1),
+    ]
     gb.restart()
     assert committed(gb) == {("b", 0): 7}
 

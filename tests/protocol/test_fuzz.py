@@ -3,31 +3,20 @@
 Inputs are arbitrary bytes and mutations of valid frames (requests and
 responses of every API version, record batches and message sets of every
 codec). Frames are fed to the frame decoder whole and one byte at a time.
-Every input must be handled within 100 ms of CPU time (garbage collection
-of the rest of the test process excluded).
-
-The number of examples per target comes from WIREKAFKA_FUZZ_EXAMPLES
-(default 10,000; lower it for a quick local run).
+The rules (time per input, number of examples) are in :mod:`.fuzzing`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import os
-import time
-from collections.abc import Callable
-from typing import Any
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.protocol.fuzzing import EXAMPLES, FUZZ_SETTINGS, mutated, only_protocol_errors
 from tests.protocol.message_gen import sample_structs
 from tests.protocol.records_gen import sample_records
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import API_TABLE
-from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.records import record_batch
@@ -37,16 +26,7 @@ from wirekafka.protocol.records.message_set import decode_message_set, encode_me
 
 pytestmark = pytest.mark.fuzz
 
-EXAMPLES = int(os.environ.get("WIREKAFKA_FUZZ_EXAMPLES", "10000"))
-CPU_SECONDS_PER_INPUT = 0.1
 MAX_FRAME_BYTES = 1 << 20
-
-FUZZ_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,  # timed below in CPU seconds, which other processes cannot inflate
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
 
 
 def _request_corpus() -> list[bytes]:
@@ -82,48 +62,6 @@ REQUESTS = _request_corpus()
 RESPONSES = _response_corpus()
 RECORDS = _record_corpus()
 
-_interesting_ints = st.sampled_from(
-    [b"\x00\x00\x00\x00", b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff", b"\x80\x00\x00\x00",
-     b"\x00\x00\x00\x01", b"\xff\xfe", b"\x80", b"\xff"]
-)  # fmt: skip
-
-
-@st.composite
-def mutated(draw: st.DrawFn, corpus: list[bytes]) -> bytes:
-    data = bytearray(draw(st.sampled_from(corpus)))
-    for _ in range(draw(st.integers(1, 4))):
-        size = max(len(data), 1)
-        at = draw(st.integers(0, size - 1))
-        action = draw(st.sampled_from(["flip", "set", "truncate", "insert", "delete", "int"]))
-        if action == "flip" and data:
-            data[at] ^= 1 << draw(st.integers(0, 7))
-        elif action == "set" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif action == "truncate":
-            del data[at:]
-        elif action == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=8))
-        elif action == "delete":
-            del data[at : at + draw(st.integers(1, 8))]
-        elif action == "int":
-            value = draw(_interesting_ints)
-            data[at : at + len(value)] = value
-    return bytes(data)
-
-
-def _only_protocol_errors(decode: Callable[[], Any]) -> None:
-    # The collector is paused while timing: a full collection of the test
-    # process's heap is not the decoder's cost and can take longer than 100 ms.
-    gc.disable()
-    try:
-        started = time.process_time()
-        with contextlib.suppress(ProtocolError):
-            decode()
-        elapsed = time.process_time() - started
-    finally:
-        gc.enable()
-    assert elapsed < CPU_SECONDS_PER_INPUT, f"input took {elapsed * 1000:.0f} ms of CPU"
-
 
 def _frames_of(stream: bytes, byte_by_byte: bool) -> list[bytes]:
     decoder = FrameDecoder(MAX_FRAME_BYTES)
@@ -144,13 +82,13 @@ def _decode_stream(stream: bytes, byte_by_byte: bool) -> None:
 @FUZZ_SETTINGS
 @given(data=st.binary(max_size=2048), byte_by_byte=st.booleans())
 def test_arbitrary_bytes_as_a_request_stream(data, byte_by_byte):
-    _only_protocol_errors(lambda: _decode_stream(data, byte_by_byte))
+    only_protocol_errors(lambda: _decode_stream(data, byte_by_byte))
 
 
 @FUZZ_SETTINGS
 @given(body=st.binary(max_size=512), byte_by_byte=st.booleans())
 def test_arbitrary_bodies_in_well_formed_frames(body, byte_by_byte):
-    _only_protocol_errors(lambda: _decode_stream(encode_frame(body), byte_by_byte))
+    only_protocol_errors(lambda: _decode_stream(encode_frame(body), byte_by_byte))
 
 
 @FUZZ_SETTINGS
@@ -158,7 +96,7 @@ def test_arbitrary_bodies_in_well_formed_frames(body, byte_by_byte):
 def test_mutated_requests(frame, byte_by_byte, keep_size):
     # Mutate inside a correct size prefix, or mutate the prefix along with the body.
     stream = encode_frame(frame) if keep_size else frame
-    _only_protocol_errors(lambda: _decode_stream(stream, byte_by_byte))
+    only_protocol_errors(lambda: _decode_stream(stream, byte_by_byte))
 
 
 @FUZZ_SETTINGS
@@ -166,7 +104,7 @@ def test_mutated_requests(frame, byte_by_byte, keep_size):
 def test_mutated_responses(index, data):
     api_key, version, frame = RESPONSES[index]
     bad = data.draw(mutated([frame]))
-    _only_protocol_errors(lambda: rpc.decode_response(api_key, version, bad))
+    only_protocol_errors(lambda: rpc.decode_response(api_key, version, bad))
 
 
 def _decode_records(data: bytes, allow_partial_tail: bool) -> None:
@@ -183,10 +121,10 @@ def _decode_records(data: bytes, allow_partial_tail: bool) -> None:
 @FUZZ_SETTINGS
 @given(data=mutated(RECORDS), allow_partial_tail=st.booleans())
 def test_mutated_record_data(data, allow_partial_tail):
-    _only_protocol_errors(lambda: _decode_records(data, allow_partial_tail))
+    only_protocol_errors(lambda: _decode_records(data, allow_partial_tail))
 
 
 @settings(FUZZ_SETTINGS, max_examples=max(EXAMPLES // 4, 100))
 @given(data=st.binary(max_size=1024), codec=st.sampled_from(list(CompressionType)))
 def test_arbitrary_compressed_data(data, codec):
-    _only_protocol_errors(lambda: decompress(codec, data, legacy_lz4=bool(len(data) % 2)))
+    only_protocol_errors(lambda: decompress(codec, data, legacy_lz4=bool(len(data) % 2)))

@@ -159,3 +159,17 @@ def test_writer_range_checks():
         written("varint", 2**31)
     with pytest.raises(ValueError):
         written("string", "x" * 40_000)
+
+
+def test_strings_hold_at_most_32767_bytes_compact_or_not():
+    longest = "é" * (0x7FFF // 2) + "x"  # 32767 bytes of UTF-8
+    for write, read in [("string", "string"), ("compact_string", "compact_string")]:
+        assert getattr(Reader(written(write, longest)), read)() == longest
+        with pytest.raises(ValueError):
+            written(write, longest + "x")
+    # A compact string 32768 bytes long is refused on reading too, as Kafka refuses it.
+    data = Writer()
+    data.unsigned_varint(0x8000 + 1)
+    data.raw(b"x" * 0x8000)
+    with pytest.raises(ProtocolError, match="longer than a string may be"):
+        Reader(data.getvalue()).compact_string()

@@ -72,12 +72,11 @@ def test_patches_work_on_a_batch_inside_a_larger_buffer():
     second = rb.encode_batch(sample_records(3, base_offset=2))
     buf = bytearray(first + second)
     rb.set_base_offset(buf, len(first), 50)
-    rb.set_partition_leader_epoch(buf, len(first), 9)
     rb.set_log_append_time(buf, len(first), 77)
     positions = list(rb.iter_batches(buf))
     assert [p for p, _ in positions] == [0, len(first)]
     assert positions[1][1].base_offset == 50
-    assert positions[1][1].partition_leader_epoch == 9
+    assert positions[1][1].max_timestamp == 77
     assert all(rb.crc_matches(buf, p) for p, _ in positions)
 
 

@@ -44,7 +44,6 @@ __all__ = [
 
 log = logging.getLogger("wirekafka.groups")
 
-NO_VALUE = -1
 _READ_BYTES = 8 * 1024 * 1024
 
 
@@ -126,12 +125,14 @@ class OffsetsLog:
     ) -> ErrorCode:
         entries = []
         for (topic, partition), committed in offsets.items():
-            key = OffsetCommitKey(group_id, topic, partition)
+            key = OffsetCommitKey(group=group_id, topic=topic, partition=partition)
             entries.append(encode_offset_commit(key, committed))
         return self._append(group_id, entries)
 
     def write_group(self, group_id: str, metadata: GroupMetadataValue | None) -> ErrorCode:
-        return self._append(group_id, [encode_group_metadata(GroupMetadataKey(group_id), metadata)])
+        return self._append(
+            group_id, [encode_group_metadata(GroupMetadataKey(group=group_id), metadata)]
+        )
 
     def load(self) -> Iterator[LoadedOffset | LoadedGroup]:
         """Every readable record of the topic, partition by partition, oldest first."""

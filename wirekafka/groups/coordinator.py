@@ -12,7 +12,6 @@ deadlines the caller honours by calling :meth:`advance` at
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -82,7 +81,6 @@ class GroupCoordinator:
         self.config = config or CoordinatorConfig()
         self.groups: dict[str, Group] = {}
         self._replies: list[tuple[object, JoinResult | SyncResult]] = []
-        self._ids = itertools.count()
         self.stored: list[str] = []  # groups whose metadata changed: the caller persists them
 
     # outputs

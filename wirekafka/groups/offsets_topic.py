@@ -1,44 +1,55 @@
 """Keys and values of the records in Kafka's internal topic ``__consumer_offsets``.
 
-Sans-IO: bytes in, dataclasses out, and back. The layouts follow Kafka's
-message specs (Kafka 3.9, ``group-coordinator/src/main/resources/common/
-message/``): ``OffsetCommitKey.json``, ``OffsetCommitValue.json``,
-``GroupMetadataKey.json`` and ``GroupMetadataValue.json``.
+Declared as Kafka declares them, in its message specs ``OffsetCommitKey``,
+``OffsetCommitValue``, ``GroupMetadataKey`` and ``GroupMetadataValue``
+(``core/src/main/resources/common/message/`` before Kafka 3.5,
+``group-coordinator/src/main/resources/common/message/`` since), and encoded
+by the codec of the wire protocol (:mod:`wirekafka.protocol.codec`): every
+key and value is a :class:`~wirekafka.protocol.codec.DataMessage`, an int16
+version and the struct at that version, with no header.
 
-A key starts with an int16 version that names the record type:
+A key's int16 names the record type:
 
-* 0 and 1: an offset commit key (both versions have the same layout:
-  group, topic, partition; Kafka writes 1);
-* 2: a group metadata key (group).
+* 0 and 1: an offset commit key (group, topic, partition; both have that
+  layout, Kafka writes 1);
+* 2: a group metadata key (group);
+* 3 and up: the records of KIP-848 consumer groups, share and streams groups,
+  which this module does not read (:class:`UnknownRecordType`).
 
-A value starts with its own int16 version, 0 to 4 for both value types.
-Versions 0 to 3 use the classic encoding (int16-length strings, int32-length
-bytes and arrays); version 4 is flexible: compact strings, bytes and arrays
-and a tagged-field section after each struct (the value and every member).
+Kafka 3.x's specs call that int16 the key's version (OffsetCommitKey 0-1,
+GroupMetadataKey 2, as declared here); Kafka 4.x's call it the record type
+and give each key one version, 0, of the same layout: the bytes are the same.
+
+A value starts with its own int16 version, 0 to 4 for both value types;
+version 4 is flexible (compact strings, bytes and arrays, tagged fields).
+Kafka 3.9 writes OffsetCommitValue 1 or 3 and GroupMetadataValue 3; Kafka 4.1
+and later write OffsetCommitValue 4 with the topic id in tag 0 (KAFKA-19141).
 A tombstone (a deleted offset or group) is a record whose value is null.
 
-Fields a version does not carry decode as the spec's default (-1, or None
-for ``group_instance_id``); on encoding they are dropped, as Kafka does with
-these "ignorable" fields.
-
-Every malformed or unknown input raises :class:`ProtocolError` and nothing
-else. Unlike Kafka's generated readers, bytes left over after a key or value
-are rejected as malformed.
+Fields a version does not carry decode as their declared default (-1, None
+for ``group_instance_id``, the zero UUID for ``topic_id``) and are dropped on
+encoding, as Kafka does with these "ignorable" fields. Every malformed or
+unknown input raises :class:`ProtocolError` and nothing else; unlike Kafka's
+readers, bytes left over after a key or value are rejected as malformed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from uuid import UUID
 
+from wirekafka.protocol import schema as wire
+from wirekafka.protocol.codec import data_message
 from wirekafka.protocol.errors import ProtocolError
-from wirekafka.protocol.primitives import Buffer, Reader, Writer
+from wirekafka.protocol.primitives import Buffer, Reader
 
 __all__ = [
+    "GROUP_METADATA_KEY",
     "GROUP_METADATA_KEY_VERSION",
-    "GROUP_METADATA_VALUE_VERSIONS",
+    "GROUP_METADATA_VALUE",
     "NO_VALUE",
+    "OFFSET_COMMIT_KEY",
     "OFFSET_COMMIT_KEY_VERSION",
-    "OFFSET_COMMIT_VALUE_VERSIONS",
+    "OFFSET_COMMIT_VALUE",
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MemberMetadata",
@@ -59,191 +70,90 @@ __all__ = [
     "partition_for_group",
 ]
 
-# Key versions. Kafka 3.9 writes OffsetCommitKey.HIGHEST_SUPPORTED_VERSION (1)
-# and GroupMetadataKey version 2 (GroupMetadataManager.offsetCommitKey and
-# groupMetadataKey in core/.../coordinator/group/GroupMetadataManager.scala;
-# the same constants in CoordinatorRecordHelpers.newOffsetCommitRecord and
-# newGroupMetadataRecord in group-coordinator/.../CoordinatorRecordHelpers.java).
-OFFSET_COMMIT_KEY_VERSIONS = range(0, 2)
-OFFSET_COMMIT_KEY_VERSION = 1
-GROUP_METADATA_KEY_VERSION = 2
-
-OFFSET_COMMIT_VALUE_VERSIONS = range(0, 5)
-GROUP_METADATA_VALUE_VERSIONS = range(0, 5)
-
-# The value versions Kafka 3.9 writes (at any metadata.version from 2.3 on):
-# MetadataVersion.offsetCommitValueVersion returns 1 when the commit has an
-# expire timestamp, else 3; MetadataVersion.groupMetadataValueVersion returns 3
-# (server-common/.../server/common/MetadataVersion.java; the Scala
-# GroupMetadataManager.offsetCommitValue/groupMetadataValue choose the same).
-# Version 4 (flexible) is read but not written by Kafka 3.9.
-_OFFSET_COMMIT_VALUE_WITH_EXPIRE = 1
-_OFFSET_COMMIT_VALUE_CURRENT = 3
-_GROUP_METADATA_VALUE_CURRENT = 3
-
-_FIRST_FLEXIBLE_VALUE_VERSION = 4
-
-# The "not set" value of an int field (Kafka's spec defaults and
-# OffsetCommitRequest.DEFAULT_TIMESTAMP / RecordBatch.NO_PARTITION_LEADER_EPOCH).
+# The "not set" value of an int field (the specs' defaults, Kafka's
+# OffsetCommitRequest.DEFAULT_TIMESTAMP and RecordBatch.NO_PARTITION_LEADER_EPOCH).
 NO_VALUE = -1
-
-_MAX_STRING_BYTES = 0x7FFF
 
 
 class UnknownRecordType(ProtocolError):
-    """A key version this module does not know (for instance the consumer
-    group records of KIP-848, key versions 3 and up), as opposed to a
-    malformed key. A loader may skip such records."""
+    """A key type this module does not know (for instance the consumer group
+    records of KIP-848, key types 3 and up), as opposed to a malformed key. A
+    loader may skip such records."""
 
 
 # --------------------------------------------------------------------------
-# Records
+# Declarations
 
 
-@dataclass(frozen=True, slots=True)
+@wire.message
 class OffsetCommitKey:
-    group: str
-    topic: str
-    partition: int
+    group: str = wire.string("0-1")
+    topic: str = wire.string("0-1")
+    partition: int = wire.int32("0-1")
 
 
-@dataclass(frozen=True, slots=True)
+@wire.message
 class OffsetCommitValue:
-    offset: int
-    leader_epoch: int = NO_VALUE
-    metadata: str = ""
-    commit_timestamp_ms: int = NO_VALUE
-    # Only value version 1 carries it; NO_VALUE means "no expire timestamp".
-    expire_timestamp_ms: int = NO_VALUE
+    offset: int = wire.int64("0+")
+    leader_epoch: int = wire.int32("3+", default=NO_VALUE)
+    metadata: str = wire.string("0+")
+    commit_timestamp_ms: int = wire.int64("0+", default=NO_VALUE)
+    # Only version 1 carries it; NO_VALUE means "no expire timestamp".
+    expire_timestamp_ms: int = wire.int64("1", default=NO_VALUE)
+    # Kafka 4.1+ (KAFKA-19141); wirekafka assigns no topic ids and leaves it zero.
+    topic_id: UUID = wire.uuid("4+", tag=0, tagged="4+")
 
 
-@dataclass(frozen=True, slots=True)
+@wire.message
 class GroupMetadataKey:
-    group: str
+    group: str = wire.string("2")
 
 
-@dataclass(frozen=True, slots=True)
+@wire.message
 class MemberMetadata:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    # Value version 0 has no rebalance timeout; it decodes as NO_VALUE (Kafka's
-    # loader then uses the session timeout in its place).
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    subscription: bytes
-    assignment: bytes
+    member_id: str = wire.string("0+")
+    group_instance_id: str | None = wire.string("3+", nullable="3+", default=None)
+    client_id: str = wire.string("0+")
+    client_host: str = wire.string("0+")
+    # Version 0 has no rebalance timeout; it decodes as NO_VALUE (Kafka's loader
+    # then uses the session timeout in its place).
+    rebalance_timeout_ms: int = wire.int32("1+", default=NO_VALUE)
+    session_timeout_ms: int = wire.int32("0+")
+    subscription: bytes = wire.bytes_("0+")
+    assignment: bytes = wire.bytes_("0+")
 
 
-@dataclass(frozen=True, slots=True)
+@wire.message
 class GroupMetadataValue:
-    protocol_type: str
-    generation: int
-    protocol: str | None
-    leader: str | None
-    current_state_timestamp_ms: int = NO_VALUE
-    members: list[MemberMetadata] = field(default_factory=list)
+    protocol_type: str = wire.string("0+")
+    generation: int = wire.int32("0+")
+    protocol: str | None = wire.string("0+", nullable="0+", default=None)
+    leader: str | None = wire.string("0+", nullable="0+", default=None)
+    current_state_timestamp_ms: int = wire.int64("2+", default=NO_VALUE)
+    members: list[MemberMetadata] = wire.array(MemberMetadata, "0+")
 
 
 RecordKey = OffsetCommitKey | GroupMetadataKey
 
+OFFSET_COMMIT_KEY = data_message(OffsetCommitKey, "0-1", "none")
+GROUP_METADATA_KEY = data_message(GroupMetadataKey, "2", "none")
+OFFSET_COMMIT_VALUE = data_message(OffsetCommitValue, "0-4", "4+")
+GROUP_METADATA_VALUE = data_message(GroupMetadataValue, "0-4", "4+")
 
-# --------------------------------------------------------------------------
-# Classic or flexible primitives
+# The key versions Kafka writes: OffsetCommitKey 1, GroupMetadataKey 2
+# (GroupMetadataManager.offsetCommitKey/groupMetadataKey in Kafka 3.x's core,
+# the record types of CoordinatorRecordHelpers in its group-coordinator).
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
 
-
-class _Out:
-    """Writes strings, bytes, arrays and tagged fields in one encoding."""
-
-    __slots__ = ("flexible", "w")
-
-    def __init__(self, w: Writer, flexible: bool) -> None:
-        self.w = w
-        self.flexible = flexible
-
-    def nullable_string(self, value: str | None) -> None:
-        if value is not None and len(value.encode()) > _MAX_STRING_BYTES:
-            raise ValueError(f"string of {len(value.encode())} bytes is too long")
-        if self.flexible:
-            self.w.compact_nullable_string(value)
-        else:
-            self.w.nullable_string(value)
-
-    def string(self, value: str) -> None:
-        self.nullable_string(value)
-
-    def bytes(self, value: bytes) -> None:
-        if self.flexible:
-            self.w.compact_nullable_bytes(value)
-        else:
-            self.w.nullable_bytes(value)
-
-    def array_length(self, count: int) -> None:
-        if self.flexible:
-            self.w.compact_array_length(count)
-        else:
-            self.w.array_length(count)
-
-    def tagged_fields(self) -> None:
-        """An empty tagged-field section (none of these specs defines a tag)."""
-        if self.flexible:
-            self.w.unsigned_varint(0)
-
-
-class _In:
-    """Reads strings, bytes, arrays and tagged fields in one encoding."""
-
-    __slots__ = ("flexible", "r")
-
-    def __init__(self, r: Reader, flexible: bool) -> None:
-        self.r = r
-        self.flexible = flexible
-
-    def nullable_string(self) -> str | None:
-        if self.flexible:
-            return self.r.compact_nullable_string()
-        return self.r.nullable_string()
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise ProtocolError("null in a non-nullable string")
-        return value
-
-    def bytes(self) -> bytes:
-        value = self.r.compact_nullable_bytes() if self.flexible else self.r.nullable_bytes()
-        if value is None:
-            raise ProtocolError("null in a non-nullable bytes field")
-        return value
-
-    def array_length(self, min_element_bytes: int) -> int:
-        if self.flexible:
-            count = self.r.compact_array_length(min_element_bytes)
-        else:
-            count = self.r.array_length(min_element_bytes)
-        if count < 0:
-            raise ProtocolError("null in a non-nullable array")
-        return count
-
-    def tagged_fields(self) -> None:
-        """Skip a tagged-field section: no tag is defined, so every tag is
-        one from a newer writer."""
-        if not self.flexible:
-            return
-        for _ in range(self.r.unsigned_varint()):
-            self.r.unsigned_varint()  # the tag
-            self.r.raw(self.r.unsigned_varint(), "tagged field")
-
-
-def _expect_end(r: Reader, what: str) -> None:
-    if r.remaining:
-        raise ProtocolError(f"{r.remaining} bytes left over after the {what}")
-
-
-def _check_version(version: int, versions: range, what: str) -> None:
-    if version not in versions:
-        raise ValueError(f"{what} version {version} not in {versions.start}..{versions.stop - 1}")
+# The value versions written (Kafka 3.9's, at any metadata.version from 2.3 on):
+# MetadataVersion.offsetCommitValueVersion returns 1 when the commit has an
+# expire timestamp, else 3; MetadataVersion.groupMetadataValueVersion returns 3
+# (server-common/.../server/common/MetadataVersion.java; the Scala
+# GroupMetadataManager.offsetCommitValue/groupMetadataValue choose the same).
+_OFFSET_COMMIT_VALUE_WITH_EXPIRE = 1
+_OFFSET_COMMIT_VALUE_CURRENT = 3
+_GROUP_METADATA_VALUE_CURRENT = 3
 
 
 # --------------------------------------------------------------------------
@@ -251,18 +161,10 @@ def _check_version(version: int, versions: range, what: str) -> None:
 
 
 def encode_key(key: RecordKey) -> bytes:
-    """A key in the version Kafka 3.9 writes (1 for offsets, 2 for groups)."""
-    w = Writer()
-    out = _Out(w, flexible=False)  # keys are never flexible
+    """A key in the version Kafka writes (1 for offsets, 2 for groups)."""
     if isinstance(key, OffsetCommitKey):
-        w.int16(OFFSET_COMMIT_KEY_VERSION)
-        out.string(key.group)
-        out.string(key.topic)
-        w.int32(key.partition)
-    else:
-        w.int16(GROUP_METADATA_KEY_VERSION)
-        out.string(key.group)
-    return w.getvalue()
+        return OFFSET_COMMIT_KEY.encode(key, OFFSET_COMMIT_KEY_VERSION)
+    return GROUP_METADATA_KEY.encode(key, GROUP_METADATA_KEY_VERSION)
 
 
 def decode_key(data: Buffer) -> RecordKey:
@@ -271,22 +173,17 @@ def decode_key(data: Buffer) -> RecordKey:
     Raises :class:`UnknownRecordType` for a key version other than 0, 1 or 2
     and :class:`ProtocolError` for a malformed key.
     """
-    r = Reader(data)
-    version = r.int16()
-    src = _In(r, flexible=False)
-    key: RecordKey
-    if version in OFFSET_COMMIT_KEY_VERSIONS:
-        key = OffsetCommitKey(group=src.string(), topic=src.string(), partition=r.int32())
-    elif version == GROUP_METADATA_KEY_VERSION:
-        key = GroupMetadataKey(group=src.string())
-    else:
-        raise UnknownRecordType(f"unknown __consumer_offsets key version {version}")
-    _expect_end(r, "key")
-    return key
+    reader = Reader(data)
+    version = reader.int16()
+    if version in OFFSET_COMMIT_KEY.versions:
+        return OFFSET_COMMIT_KEY.decode_rest(version, reader)
+    if version in GROUP_METADATA_KEY.versions:
+        return GROUP_METADATA_KEY.decode_rest(version, reader)
+    raise UnknownRecordType(f"unknown __consumer_offsets key version {version}")
 
 
 # --------------------------------------------------------------------------
-# Offset commit values
+# Values
 
 
 def default_offset_commit_value_version(value: OffsetCommitValue) -> int:
@@ -298,19 +195,21 @@ def default_offset_commit_value_version(value: OffsetCommitValue) -> int:
 
 
 def encode_offset_commit_value(value: OffsetCommitValue, version: int) -> bytes:
-    _check_version(version, OFFSET_COMMIT_VALUE_VERSIONS, "OffsetCommitValue")
-    w = Writer()
-    out = _Out(w, flexible=version >= _FIRST_FLEXIBLE_VALUE_VERSION)
-    w.int16(version)
-    w.int64(value.offset)
-    if version >= 3:
-        w.int32(value.leader_epoch)
-    out.string(value.metadata)
-    w.int64(value.commit_timestamp_ms)
-    if version == 1:
-        w.int64(value.expire_timestamp_ms)
-    out.tagged_fields()
-    return w.getvalue()
+    return OFFSET_COMMIT_VALUE.encode(value, version)
+
+
+def decode_offset_commit_value(data: Buffer) -> OffsetCommitValue:
+    """An offset commit value of any version 0 to 4."""
+    return OFFSET_COMMIT_VALUE.decode(data)
+
+
+def encode_group_metadata_value(value: GroupMetadataValue, version: int) -> bytes:
+    return GROUP_METADATA_VALUE.encode(value, version)
+
+
+def decode_group_metadata_value(data: Buffer) -> GroupMetadataValue:
+    """A group metadata value of any version 0 to 4."""
+    return GROUP_METADATA_VALUE.decode(data)
 
 
 def encode_offset_commit(
@@ -330,66 +229,6 @@ def encode_offset_commit(
     return key_bytes, encode_offset_commit_value(value, version)
 
 
-def decode_offset_commit_value(data: Buffer) -> OffsetCommitValue:
-    """An offset commit value of any version 0 to 4."""
-    r = Reader(data)
-    version = r.int16()
-    if version not in OFFSET_COMMIT_VALUE_VERSIONS:
-        raise ProtocolError(f"unknown OffsetCommitValue version {version}")
-    src = _In(r, flexible=version >= _FIRST_FLEXIBLE_VALUE_VERSION)
-    offset = r.int64()
-    leader_epoch = r.int32() if version >= 3 else NO_VALUE
-    metadata = src.string()
-    commit_timestamp_ms = r.int64()
-    expire_timestamp_ms = r.int64() if version == 1 else NO_VALUE
-    src.tagged_fields()
-    _expect_end(r, "OffsetCommitValue")
-    return OffsetCommitValue(
-        offset=offset,
-        leader_epoch=leader_epoch,
-        metadata=metadata,
-        commit_timestamp_ms=commit_timestamp_ms,
-        expire_timestamp_ms=expire_timestamp_ms,
-    )
-
-
-# --------------------------------------------------------------------------
-# Group metadata values
-
-
-def encode_group_metadata_value(value: GroupMetadataValue, version: int) -> bytes:
-    _check_version(version, GROUP_METADATA_VALUE_VERSIONS, "GroupMetadataValue")
-    w = Writer()
-    out = _Out(w, flexible=version >= _FIRST_FLEXIBLE_VALUE_VERSION)
-    w.int16(version)
-    out.string(value.protocol_type)
-    w.int32(value.generation)
-    out.nullable_string(value.protocol)
-    out.nullable_string(value.leader)
-    if version >= 2:
-        w.int64(value.current_state_timestamp_ms)
-    out.array_length(len(value.members))
-    for member in value.members:
-        _encode_member(out, member, version)
-    out.tagged_fields()
-    return w.getvalue()
-
-
-def _encode_member(out: _Out, member: MemberMetadata, version: int) -> None:
-    w = out.w
-    out.string(member.member_id)
-    if version >= 3:
-        out.nullable_string(member.group_instance_id)
-    out.string(member.client_id)
-    out.string(member.client_host)
-    if version >= 1:
-        w.int32(member.rebalance_timeout_ms)
-    w.int32(member.session_timeout_ms)
-    out.bytes(member.subscription)
-    out.bytes(member.assignment)
-    out.tagged_fields()
-
-
 def encode_group_metadata(
     key: GroupMetadataKey, value: GroupMetadataValue | None, version: int | None = None
 ) -> tuple[bytes, bytes | None]:
@@ -404,63 +243,6 @@ def encode_group_metadata(
     if version is None:
         version = _GROUP_METADATA_VALUE_CURRENT
     return key_bytes, encode_group_metadata_value(value, version)
-
-
-# The fewest bytes a member can take: three empty strings, the session
-# timeout and two empty byte strings (classic: 2+2+2+4+4+4; flexible:
-# 1+1+1+4+1+1 and an empty tagged-field section).
-_MIN_MEMBER_BYTES_CLASSIC = 18
-_MIN_MEMBER_BYTES_FLEXIBLE = 10
-
-
-def decode_group_metadata_value(data: Buffer) -> GroupMetadataValue:
-    """A group metadata value of any version 0 to 4."""
-    r = Reader(data)
-    version = r.int16()
-    if version not in GROUP_METADATA_VALUE_VERSIONS:
-        raise ProtocolError(f"unknown GroupMetadataValue version {version}")
-    flexible = version >= _FIRST_FLEXIBLE_VALUE_VERSION
-    src = _In(r, flexible)
-    protocol_type = src.string()
-    generation = r.int32()
-    protocol = src.nullable_string()
-    leader = src.nullable_string()
-    current_state_timestamp_ms = r.int64() if version >= 2 else NO_VALUE
-    count = src.array_length(_MIN_MEMBER_BYTES_FLEXIBLE if flexible else _MIN_MEMBER_BYTES_CLASSIC)
-    members = [_decode_member(src, version) for _ in range(count)]
-    src.tagged_fields()
-    _expect_end(r, "GroupMetadataValue")
-    return GroupMetadataValue(
-        protocol_type=protocol_type,
-        generation=generation,
-        protocol=protocol,
-        leader=leader,
-        current_state_timestamp_ms=current_state_timestamp_ms,
-        members=members,
-    )
-
-
-def _decode_member(src: _In, version: int) -> MemberMetadata:
-    r = src.r
-    member_id = src.string()
-    group_instance_id = src.nullable_string() if version >= 3 else None
-    client_id = src.string()
-    client_host = src.string()
-    rebalance_timeout_ms = r.int32() if version >= 1 else NO_VALUE
-    session_timeout_ms = r.int32()
-    subscription = src.bytes()
-    assignment = src.bytes()
-    src.tagged_fields()
-    return MemberMetadata(
-        member_id=member_id,
-        group_instance_id=group_instance_id,
-        client_id=client_id,
-        client_host=client_host,
-        rebalance_timeout_ms=rebalance_timeout_ms,
-        session_timeout_ms=session_timeout_ms,
-        subscription=subscription,
-        assignment=assignment,
-    )
 
 
 # --------------------------------------------------------------------------

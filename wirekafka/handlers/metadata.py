@@ -5,6 +5,19 @@ when a group first needs it, so asking for it before gets
 UNKNOWN_TOPIC_OR_PARTITION. An auto-creation that cannot be recorded answers
 LEADER_NOT_AVAILABLE, which clients retry (Kafka's answer for a topic whose
 creation is not complete).
+
+Topics named by id: wirekafka assigns no topic ids (every topic's is the zero
+UUID), so from v12 a topic asked for by id (a null name, or an id that is not
+zero) gets UNKNOWN_TOPIC_ID with its id and a null name, as Kafka answers an id
+it does not know; as in Kafka, a request naming any topic by id is answered by
+id alone, the topics it names by name left out. Versions 10 and 11 carry the
+id field but Kafka refuses ids and null names in them
+(KafkaApis.handleTopicMetadataRequest throws InvalidRequestException): the
+answer is MetadataRequest.getErrorResponse's, INVALID_REQUEST for every topic
+asked for, a null name given back as "" (the response cannot hold null before
+v12), and no brokers. Apache Kafka 4.3 answers so on the wire, except for a
+null name beside the zero id from v12, which it fails on (UNKNOWN_SERVER_ERROR)
+and which gets UNKNOWN_TOPIC_ID here.
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ from wirekafka.broker.topics import INTERNAL_TOPICS, topic_name_error
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.metadata import (
     MetadataRequest,
+    MetadataRequestTopic,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
@@ -26,6 +40,7 @@ from wirekafka.protocol.rpc import Request
 
 NO_TOPIC_ID = UUID(int=0)  # topic ids declined: clients stay on name-based requests
 FIRST_AUTO_CREATE_FLAG_VERSION = 4
+FIRST_TOPIC_ID_VERSION = 12  # the first in which Kafka accepts a topic named by id
 
 
 def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
@@ -55,31 +70,64 @@ def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
     )
 
 
-def _missing(name: str | None, code: ErrorCode) -> MetadataResponseTopic:
+def _missing(
+    name: str | None, code: ErrorCode, topic_id: UUID = NO_TOPIC_ID
+) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=code,
         name=name,
-        topic_id=NO_TOPIC_ID,
+        topic_id=topic_id,
         is_internal=name in INTERNAL_TOPICS,
         partitions=[],
+    )
+
+
+def _named_by_id(topic: MetadataRequestTopic) -> bool:
+    return topic.name is None or topic.topic_id != NO_TOPIC_ID
+
+
+def _refused_topic_ids(body: MetadataRequest) -> MetadataResponse:
+    """Kafka's answer to topic ids or null names before v12: INVALID_REQUEST for
+    every topic asked for, and nothing else."""
+    assert body.topics is not None
+    return MetadataResponse(
+        topics=[
+            MetadataResponseTopic(
+                error_code=ErrorCode.INVALID_REQUEST,
+                name=topic.name or "",
+                topic_id=topic.topic_id,
+                is_internal=False,
+                partitions=[],
+            )
+            for topic in body.topics
+        ]
     )
 
 
 async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataResponse:
     body: MetadataRequest = request.body
     version = request.version
-    if body.topics is None or (version == 0 and not body.topics):
-        names: list[str | None] = list(ctx.topics.names())
-    else:
-        names = [t.name for t in body.topics]
+    asked: list[MetadataRequestTopic] | None = body.topics
+    if version == 0 and not asked:
+        asked = None  # v0's empty list means every topic
+    by_id = [] if asked is None else [t for t in asked if _named_by_id(t)]
+    if by_id and version < FIRST_TOPIC_ID_VERSION:
+        return _refused_topic_ids(body)
     may_create = ctx.config.auto_create_topics_enable and (
         version < FIRST_AUTO_CREATE_FLAG_VERSION or body.allow_auto_topic_creation
     )
-    topics = []
+    if asked is None:
+        names = list(ctx.topics.names())
+    elif by_id:
+        names = []  # answered by id alone
+    else:
+        names = [t.name for t in asked if t.name is not None]
+    # No topic has an id here, so none is known by one.
+    topics = [
+        _missing(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+        for topic_id in dict.fromkeys(t.topic_id for t in by_id)
+    ]
     for name in dict.fromkeys(names):
-        if name is None:
-            topics.append(_missing(None, ErrorCode.UNKNOWN_TOPIC_ID))
-            continue
         if ctx.topics.topic(name) is None:
             invalid = topic_name_error(name)
             if invalid is not None:

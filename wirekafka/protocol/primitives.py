@@ -27,6 +27,10 @@ _FLOAT64 = struct.Struct(">d")
 _MAX_VARINT_BYTES = 5
 _MAX_VARLONG_BYTES = 10
 
+# A string holds at most 32767 bytes, compact or not: Kafka's generated
+# readers and writers refuse longer ones in every version.
+_MAX_STRING_BYTES = 0x7FFF
+
 
 class ExternalBytes(Protocol):
     """Bytes the writer does not copy, such as a span of a log segment.
@@ -182,6 +186,8 @@ class Reader:
 
     def compact_nullable_string(self) -> str | None:
         length = self._checked_length(self.unsigned_varint() - 1, "compact string")
+        if length > _MAX_STRING_BYTES:  # as Kafka's readers refuse it
+            raise ProtocolError(f"compact string of {length} bytes is longer than a string may be")
         return None if length == -1 else self._text(length, "compact string")
 
     def compact_string(self) -> str:
@@ -226,6 +232,13 @@ class Reader:
                 f"array of {count} elements cannot fit in the {self.end - self.pos} bytes left"
             )
         return count
+
+
+def _string_bytes(value: str) -> bytes:
+    data = value.encode()
+    if len(data) > _MAX_STRING_BYTES:
+        raise ValueError(f"string of {len(data)} bytes is too long (at most {_MAX_STRING_BYTES})")
+    return data
 
 
 class Writer:
@@ -313,9 +326,7 @@ class Writer:
             self._buf = bytearray()
 
     def string(self, value: str) -> None:
-        data = value.encode()
-        if len(data) > 0x7FFF:
-            raise ValueError(f"string of {len(data)} bytes is too long for an int16 length")
+        data = _string_bytes(value)
         self.int16(len(data))
         self._buf += data
 
@@ -329,7 +340,7 @@ class Writer:
         if value is None:
             self.unsigned_varint(0)
         else:
-            data = value.encode()
+            data = _string_bytes(value)
             self.unsigned_varint(len(data) + 1)
             self._buf += data
 

@@ -223,10 +223,6 @@ def crc_matches(buf: Buffer, position: int = 0, header: BatchHeader | None = Non
 set_base_offset = _INT64.pack_into
 
 
-def set_partition_leader_epoch(buf: bytearray | memoryview, position: int, epoch: int) -> None:
-    _INT32.pack_into(buf, position + 12, epoch)
-
-
 def set_log_append_time(buf: bytearray | memoryview, position: int, timestamp_ms: int) -> None:
     """Mark a batch as LogAppendTime with this time, and recompute its CRC."""
     header = read_batch_header(buf, position)

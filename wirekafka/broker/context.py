@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 
 from wirekafka.broker.appends import AppendWatch
@@ -138,8 +137,3 @@ def broker_fd_budget(config: BrokerConfig, fd_limit: int | None = None) -> FdBud
         max_connections_per_ip=config.max_connections_per_ip,
         max_partitions=config.max_broker_partitions,
     )
-
-
-# The address of the client whose request is being handled ("/127.0.0.1", as Kafka
-# shows it); set by the server for each connection, read where Kafka reports it.
-client_host: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")

@@ -358,8 +358,12 @@ class PartitionLog:
                 batches = _batches_of(data)
             elif summary[3] != NO_PRODUCER_ID:
                 summary, batches = None, [(0, read_batch_header(data))]
-        if batches is not None:
-            producer_batch = _producer_batch(batches)
+        if batches is not None:  # an idempotent producer's batch must be alone
+            if len(batches) == 1:
+                if (first := batches[0][1]).producer_id != NO_PRODUCER_ID:
+                    producer_batch = first
+            elif any(header.producer_id != NO_PRODUCER_ID for _, header in batches):
+                raise ProtocolError("an idempotent producer's batch is appended alone")
         # Every line here runs once per produced batch: locals, no helpers, and
         # the lock taken by hand (a with statement costs twice as much).
         lock = self._lock
@@ -819,17 +823,6 @@ class PartitionLog:
             self._bases[first : first + len(olds)] = [base_offset]
             self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
             return True
-
-
-def _producer_batch(batches: list[tuple[int, BatchHeader]]) -> BatchHeader | None:
-    """The header of the idempotent producer's batch in ``batches``, if any: it must be
-    their only one (its sequence is checked on its own, as Produce sends it)."""
-    if len(batches) == 1:
-        header = batches[0][1]
-        return header if header.producer_id != NO_PRODUCER_ID else None
-    if any(h.producer_id != NO_PRODUCER_ID for _, h in batches):
-        raise ProtocolError("an idempotent producer's batch is appended alone")
-    return None
 
 
 def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:

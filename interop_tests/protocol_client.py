@@ -52,10 +52,15 @@ class ProtocolClient:
         *,
         client_id: str = "wirekafka-interop",
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        source_host: str | None = None,
     ) -> None:
+        """``source_host``: the local address to connect from (any 127.x.y.z on loopback)."""
         self.client_id = client_id
         self.timeout_s = timeout_s
-        self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        source = None if source_host is None else (source_host, 0)
+        self._sock = socket.create_connection(
+            (host, port), timeout=timeout_s, source_address=source
+        )
         self._decoder = FrameDecoder()
         self._next_correlation_id = 1
 

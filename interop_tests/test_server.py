@@ -24,7 +24,10 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.describe_groups import DescribeGroupsRequest
 from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
+from wirekafka.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 
 LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:]+):(?P<port>\d+)")
@@ -158,6 +161,50 @@ def test_pipelined_requests_are_answered_in_order(broker_factory: BrokerFactory)
                 answers.append(rpc.decode_response(key, version, frame))
     assert [header.correlation_id for header, _ in answers] == [100, 101, 102, 103]
     assert answers[2][1].topics[0].name == "piped"
+
+
+def test_a_group_member_is_described_with_the_host_its_connection_came_from(
+    broker_factory: BrokerFactory,
+) -> None:
+    """Each request carries its connection's client host: members joining from two
+    loopback addresses at once are each described with their own (as Kafka shows it)."""
+    broker = broker_factory(settings={"group.initial.rebalance.delay.ms": "0"})
+    members: list[ProtocolClient] = []
+    try:
+        for group, source in (("from-1", "127.0.0.1"), ("from-2", "127.0.0.2")):
+            client = ProtocolClient(
+                *broker.address, client_id=f"in-{group}", timeout_s=TIMEOUT_S, source_host=source
+            )
+            members.append(client)
+            coordinator = client.request(
+                ApiKey.FIND_COORDINATOR, 1, FindCoordinatorRequest(key=group, key_type=0)
+            )
+            assert coordinator.error_code == 0, coordinator
+            joined = client.request(
+                ApiKey.JOIN_GROUP,
+                1,
+                JoinGroupRequest(
+                    group_id=group,
+                    session_timeout_ms=30_000,
+                    rebalance_timeout_ms=30_000,
+                    member_id="",
+                    protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range", metadata=b"m")],
+                ),
+            )
+            assert joined.error_code == 0, joined
+        with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as admin:
+            described = admin.request(
+                ApiKey.DESCRIBE_GROUPS, 0, DescribeGroupsRequest(groups=["from-1", "from-2"])
+            )
+    finally:
+        for client in members:
+            client.close()
+    assert {g.group_id: [(m.client_id, m.client_host) for m in g.members]
+            for g in described.groups} == {
+        "from-1": [("in-from-1", "/127.0.0.1")],
+        "from-2": [("in-from-2", "/127.0.0.2")],
+    }  # fmt: skip
 
 
 def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -> None:

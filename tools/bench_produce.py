@@ -17,7 +17,10 @@ Rows (``--row``, default ``default-batching``):
 * ``default-batching``: 100-byte records, librdkafka's default batching, acks=1;
 * ``batch-1``: 200-byte records one per request (batch.num.messages=1,
   linger.ms=0), acks=1, the SIGMOD 2011 paper's producer test;
-* ``batch-50``: 200-byte records, 50 per batch, acks=1.
+* ``batch-50``: 200-byte records, 50 per batch, acks=1;
+* ``batch-1-idempotent``, ``batch-50-idempotent``: the same with an idempotent
+  producer (``enable.idempotence=true``, which needs acks=all), whose batches
+  the partition log checks against its producer state.
 
 Needs gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
 """
@@ -45,10 +48,15 @@ class Row:
     options: tuple[str, ...]  # rdkafka_performance arguments beyond topic, broker, size, count
 
 
+IDEMPOTENT = ("-a", "-1", "-X", "enable.idempotence=true")  # idempotence needs acks=all
 ROWS = {
     "default-batching": Row(100, ("-a", "1")),
     "batch-1": Row(200, ("-a", "1", "-X", "batch.num.messages=1", "-X", "linger.ms=0")),
     "batch-50": Row(200, ("-a", "1", "-X", "batch.num.messages=50")),
+    "batch-1-idempotent": Row(
+        200, (*IDEMPOTENT, "-X", "batch.num.messages=1", "-X", "linger.ms=0")
+    ),
+    "batch-50-idempotent": Row(200, (*IDEMPOTENT, "-X", "batch.num.messages=50")),
 }
 
 

@@ -95,9 +95,12 @@ def _join_parts(parts: list[Any]) -> bytes:
 
 
 class TestBroker:
-    """A BrokerContext over ``directory``, rebuilt by :meth:`restart` as a new process would."""
+    """A BrokerContext over ``directory``, rebuilt by :meth:`restart` as a new process would.
+
+    Requests come from ``client_host``, as the server passes a connection's peer."""
 
     __test__ = False  # not a pytest test class
+    client_host = "/192.0.2.7"  # TEST-NET-1, as Kafka shows a client's address
 
     def __init__(self, directory: Path, properties: Mapping[str, str] | None = None) -> None:
         self.directory = directory
@@ -131,7 +134,7 @@ class TestBroker:
     async def acall(self, api_key: ApiKey, version: int, body: Any) -> Any:
         """The decoded response body, or None when the handler sends none (acks=0)."""
         frame = self.encode(api_key, version, body)
-        request = decode_request(bytearray(frame))
+        request = decode_request(bytearray(frame), self.client_host)
         assert request.version == version
         assert request.api.key == api_key
         response = await HANDLERS[api_key](self.ctx, request)
@@ -146,7 +149,7 @@ class TestBroker:
     async def araw(self, api_key: ApiKey, version: int, body: Any) -> Any:
         """The handler's own response object (before encoding), e.g. to see FileSpans."""
         frame = self.encode(api_key, version, body)
-        return await HANDLERS[api_key](self.ctx, decode_request(bytearray(frame)))
+        return await HANDLERS[api_key](self.ctx, decode_request(bytearray(frame), self.client_host))
 
     def call(self, api_key: ApiKey, version: int, body: Any) -> Any:
         return run(self.acall, api_key, version, body)

@@ -600,6 +600,7 @@ def test_describe_groups(gb, version):
     assert (m.member_id, m.client_id, m.member_metadata, m.member_assignment) == (
         member, "tests", b"m", b"assigned",
     )  # fmt: skip
+    assert m.client_host == gb.client_host  # the host the member's JoinGroup came from
     assert (unknown.group_state, unknown.members) == ("Dead", [])
 
 

@@ -60,7 +60,7 @@ def test_deleting_a_topic_makes_room(make_broker):
     broker.create_topic("a", 50)
     [refused] = create(broker, 7, creatable("b", 10))
     assert refused.error_code == ErrorCode.POLICY_VIOLATION
-    assert broker.ctx.delete_topic("a") is None
+    assert broker.ctx.topics.delete_topic("a") is None
     [created] = create(broker, 7, creatable("b", 10))
     assert created.error_code == ErrorCode.NONE
 

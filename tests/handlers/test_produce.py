@@ -480,16 +480,14 @@ def test_plain_batches_bypass_producer_state(broker):
     )
 
 
-def test_producer_state_is_forgotten_with_the_topic(broker):
+def test_producer_state_goes_with_the_topic(broker):
     broker.create_topic("t")
     pid, epoch = init_producer_id(broker)
     broker.produce("t", idempotent([b"a"], pid, epoch, 0))
-    assert ("t", 0) in broker.ctx.producer_states.tracked_partitions()
+    broker.produce("t", idempotent([b"b"], pid, epoch, 1))
     assert broker.ctx.topics.delete_topic("t") is None
-    broker.ctx.producer_states.forget_topic("t")
-    assert ("t", 0) not in broker.ctx.producer_states.tracked_partitions()
-    broker.create_topic("t")
-    again = broker.produce("t", idempotent([b"a"], pid, epoch, 0))
+    broker.create_topic("t")  # a new log: the producer is new to it
+    again = broker.produce("t", idempotent([b"b"], pid, epoch, 1))
     assert (again.error_code, again.base_offset) == (ErrorCode.NONE, 0)
     assert broker.log_end("t") == 1
 
@@ -500,11 +498,15 @@ def test_topics_deleted_elsewhere_lose_their_logs_and_producer_state(broker):
         broker.create_topic(name)
     pid, epoch = init_producer_id(broker)
     for name in ("gone", "kept"):
-        broker.produce(name, idempotent([b"a"], pid, epoch, 0))
+        broker.produce(name, idempotent([b"a", b"b"], pid, epoch, 0))
     broker.ctx.topics.metadata.remove_topic("gone")
-    broker.ctx.drop_deleted_topics()
-    assert broker.ctx.producer_states.tracked_partitions() == {("kept", 0)}
+    broker.ctx.topics.drop_logs_of_deleted_topics()
     assert {pl.topic for pl in broker.ctx.logs.all_logs()} == {"kept"}
+    retry = broker.produce("kept", idempotent([b"a", b"b"], pid, epoch, 0))
+    assert (retry.error_code, retry.base_offset) == (ErrorCode.NONE, 0)
+    broker.create_topic("gone")
+    fresh = broker.produce("gone", idempotent([b"c"], pid, epoch, 2))
+    assert (fresh.error_code, fresh.base_offset) == (ErrorCode.NONE, 0)
 
 
 def test_expired_producers_are_forgotten(make_broker):
@@ -513,11 +515,11 @@ def test_expired_producers_are_forgotten(make_broker):
     pid, epoch = init_producer_id(broker)
     broker.produce("t", idempotent([b"a"], pid, epoch, 0))  # record time BASE_TIME_MS
     broker.clock.now_ms = BASE_TIME_MS + 1_000
-    broker.ctx.producer_states.expire()
+    broker.ctx.logs.run_maintenance()
     gap = broker.produce("t", idempotent([b"b"], pid, epoch, 5))
     assert gap.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     broker.clock.now_ms = BASE_TIME_MS + 1_001
-    broker.ctx.producer_states.expire()
+    broker.ctx.logs.run_maintenance()
     fresh = broker.produce("t", idempotent([b"b"], pid, epoch, 5))
     assert (fresh.error_code, fresh.base_offset) == (ErrorCode.NONE, 1)
 

@@ -116,11 +116,14 @@ def test_bad_headers_raise(patch, message):
         rb.read_batch_header(data)
 
 
-def test_single_batch_summary_has_the_fields_an_append_needs():
-    data = rb.encode_batch(sample_records(3))
+@pytest.mark.parametrize("producer_id", [rb.NO_PRODUCER_ID, 7])
+def test_single_batch_summary_has_the_fields_an_append_needs(producer_id):
+    data = rb.encode_batch(
+        sample_records(3), producer_id=producer_id, producer_epoch=0, base_sequence=0
+    )
     header = rb.read_batch_header(data)
     assert rb.single_batch_summary(data) == (
-        header.last_offset_delta, header.max_timestamp, header.record_count
+        header.last_offset_delta, header.max_timestamp, header.record_count, producer_id
     )  # fmt: skip
     assert rb.single_batch_summary(memoryview(data)) == rb.single_batch_summary(bytearray(data))
 

@@ -23,12 +23,11 @@ from wirekafka.protocol.records.record_batch import (
     decode_batch,
     encode_batch,
     iter_batches,
-    read_batch_header,
 )
 from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import HOUR_MS, LogConfig
 from wirekafka.storage.log import PartitionLog
-from wirekafka.storage.producer_state import Duplicate, ProducerStateTable
+from wirekafka.storage.producer_state import InvalidProducerBatch
 from wirekafka.storage.segment import LogSegment
 
 COMPACTED = LogConfig(
@@ -367,17 +366,20 @@ def test_a_producers_last_batch_stays_empty_when_all_its_records_go(tmp_path):
         b"d": b"plain",
     }
 
-    table = ProducerStateTable()  # as the broker rebuilds it after a restart
-    table.rebuild(log.batch_headers())
-    assert table.check(read_batch_header(producer_batch(clock, [b"e"], sequence=100))) is None
-    retried = table.check(read_batch_header(producer_batch(clock, [b"a", b"b"], sequence=98)))
-    assert isinstance(retried, Duplicate) and retried.batch.first_offset == last.base_offset
-    gap = table.check(read_batch_header(producer_batch(clock, [b"e"], sequence=103)))
-    assert gap == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    log.close()  # a restarted broker finds the producer in its empty batch
+    log = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock)
+    end = log.log_end_offset
+    retried = log.append(producer_batch(clock, [b"a", b"b"], sequence=98))
+    assert retried.duplicate and retried.first_offset == last.base_offset
+    with pytest.raises(InvalidProducerBatch) as gap:
+        log.append(producer_batch(clock, [b"e"], sequence=103))
+    assert gap.value.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.log_end_offset == end
 
     assert clean_log(log).records_removed == 0  # a later pass keeps the one empty batch
     assert sum(1 for h in log.batch_headers() if h.producer_id == 42) == 1
-    log.append(producer_batch(clock, [b"z"], sequence=100))  # the producer writes again
+    written = log.append(producer_batch(clock, [b"z"], sequence=100))  # the producer writes again
+    assert not written.duplicate and written.first_offset == end
     log.roll()
     clean_log(log)
     assert [h.record_count for h in log.batch_headers() if h.producer_id == 42] == [1]
@@ -477,9 +479,9 @@ def test_a_producers_empty_batch_goes_once_the_producer_would_be_forgotten(tmp_p
         b"b": b"plain",
         b"c": big,
     }
-    table = ProducerStateTable()  # a restarted broker no longer knows the producer
-    table.rebuild(log.batch_headers())
-    assert table.entry(42) is None
+    log.close()  # a restarted broker no longer knows the producer: any sequence is new
+    log = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock)
+    assert not log.append(producer_batch(clock, [b"a"], sequence=57)).duplicate
 
 
 # Data a client wrote that cannot be parsed

@@ -1,8 +1,7 @@
-"""What every request handler reaches: the broker's config, logs, topics and producers."""
+"""What every request handler reaches: the broker's config, logs, topics and producer ids."""
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 
 from wirekafka.broker.appends import AppendWatch
@@ -16,9 +15,8 @@ from wirekafka.broker.cluster import (
 )
 from wirekafka.broker.group_runtime import GroupRuntime
 from wirekafka.broker.offsets_log import OffsetsLog
-from wirekafka.broker.producers import ProducerIds, ProducerStates
+from wirekafka.broker.producers import ProducerIds
 from wirekafka.broker.topics import (
-    TopicError,
     TopicManager,
     adopted_topic,
     restore_offsets_topic_configs,
@@ -50,7 +48,6 @@ class BrokerContext:
     logs: LogManager
     topics: TopicManager
     producer_ids: ProducerIds
-    producer_states: ProducerStates
     cluster_id: str
     endpoint: BrokerEndpoint
     cluster: ClusterView
@@ -58,18 +55,6 @@ class BrokerContext:
     fd_budget: FdBudget
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
-
-    def delete_topic(self, name: str) -> TopicError | None:
-        """Delete the topic here (DeleteTopics): its logs, and what is known of its producers."""
-        error = self.topics.delete_topic(name)
-        if error is None:
-            self.producer_states.forget_topic(name)
-        return error
-
-    def drop_deleted_topics(self) -> None:
-        """Forget local partitions, and their producers, of topics deleted through another broker."""
-        for name in self.topics.drop_logs_of_deleted_topics():
-            self.producer_states.forget_topic(name)
 
 
 def open_broker_context(
@@ -135,7 +120,6 @@ def open_broker_context(
         logs=logs,
         topics=topics,
         producer_ids=ProducerIds(store),
-        producer_states=ProducerStates(clock, config.producer_id_expiration_ms),
         cluster_id=logs.cluster_id,
         endpoint=endpoint,
         cluster=cluster,
@@ -153,8 +137,3 @@ def broker_fd_budget(config: BrokerConfig, fd_limit: int | None = None) -> FdBud
         max_connections_per_ip=config.max_connections_per_ip,
         max_partitions=config.max_broker_partitions,
     )
-
-
-# The address of the client whose request is being handled ("/127.0.0.1", as Kafka
-# shows it); set by the server for each connection, read where Kafka reports it.
-client_host: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")

@@ -23,7 +23,7 @@ def _delete(ctx: BrokerContext, name: str | None, topic_id: UUID) -> DeletableTo
         result.error_code = ErrorCode.UNKNOWN_TOPIC_ID
         result.error_message = "topics are deleted by name on this broker"
         return result
-    error = ctx.delete_topic(name)
+    error = ctx.topics.delete_topic(name)
     if error is not None:
         result.error_code, result.error_message = error.code, error.message
     return result

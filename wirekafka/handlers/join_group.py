@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wirekafka.broker.context import BrokerContext, client_host
+from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.coordinator import JoinRequest, JoinResult
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.join_group import (
@@ -53,7 +53,7 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         protocol_type=body.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in body.protocols],
         client_id=request.header.client_id or "",
-        client_host=client_host.get(),
+        client_host=request.client_host,
         require_known_member_id=request.version >= FIRST_MEMBER_ID_REQUIRED_VERSION,
         supports_skip_assignment=request.version >= FIRST_SKIP_ASSIGNMENT_VERSION,
     )

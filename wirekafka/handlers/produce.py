@@ -45,7 +45,7 @@ from wirekafka.protocol.records.record_batch import (
 from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, StorageError
-from wirekafka.storage.producer_state import Duplicate
+from wirekafka.storage.producer_state import InvalidProducerBatch
 
 log = logging.getLogger("wirekafka.produce")
 
@@ -244,32 +244,17 @@ async def _append_partition(
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
         if waited and ctx.topics.partition_log(topic, index) is not partition_log:
             return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
-        header = batches[0][1]
-        table = None
-        if header.producer_id != NO_PRODUCER_ID:
-            table = ctx.producer_states.table(partition_log)
-            verdict = table.check(header)
-            if isinstance(verdict, Duplicate):
-                return _Appended(
-                    PartitionProduceResponse(
-                        index=index,
-                        error_code=ErrorCode.NONE,
-                        base_offset=verdict.batch.first_offset,
-                        log_append_time_ms=verdict.batch.log_append_time_ms,
-                        log_start_offset=partition_log.log_start_offset,
-                    )
-                )
-            if verdict is not None:
-                return _refuse(index, verdict)
+        # An idempotent producer's batch is checked against its state by the log.
         info = partition_log.append(payload, batches, flush_when_due=False)
     except _Refused as refused:
         return _refuse(index, refused.code, refused.message)
+    except InvalidProducerBatch as exc:
+        return _refuse(index, exc.error_code, str(exc))
     except StorageError as exc:
         log.error("%s", exc)
         return _refuse(index, ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
-    if table is not None:
-        table.record(header, info.first_offset, info.log_append_time_ms)
-    ctx.appends.appended(topic, index)
+    if not info.duplicate:  # a retry wrote nothing: long polls have nothing new
+        ctx.appends.appended(topic, index)
     response = PartitionProduceResponse(
         index=index,
         error_code=ErrorCode.NONE,

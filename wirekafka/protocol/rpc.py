@@ -28,9 +28,13 @@ from wirekafka.protocol.primitives import Buffer, Reader, Writer
 
 @dataclass(frozen=True, slots=True)
 class Request:
+    """A decoded request, and the host of the client that sent it (what Kafka's
+    RequestContext carries as its client address)."""
+
     header: RequestHeader
     api: Api
     body: Any
+    client_host: str = ""  # the peer's address as Kafka shows it, "/127.0.0.1"; "" if unknown
 
     @property
     def version(self) -> int:
@@ -53,8 +57,9 @@ def _expect_end(reader: Reader, what: str) -> None:
         raise ProtocolError(f"{reader.remaining} unexpected bytes after {what}")
 
 
-def decode_request(frame: Buffer) -> Request:
-    """Decode a request frame; an unknown api or version is a ProtocolError.
+def decode_request(frame: Buffer, client_host: str = "") -> Request:
+    """Decode a request frame that ``client_host`` sent; an unknown api or
+    version is a ProtocolError.
 
     Bytes after the body are ignored (Kafka ignores them too).
 
@@ -71,7 +76,7 @@ def decode_request(frame: Buffer) -> Request:
     body: Any = decode_struct(api.request, prefix.api_version, flexible, reader)
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.16
     # sends three stray bytes after some Metadata v12 requests.
-    return Request(header, api, body)
+    return Request(header, api, body, client_host)
 
 
 def encode_request(header: RequestHeader, body: Any) -> bytes:

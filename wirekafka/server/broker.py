@@ -217,9 +217,8 @@ class Broker:
         while True:
             await trio.sleep(period)
             await trio.to_thread.run_sync(logs.run_maintenance)
-            self.context.producer_states.expire()
             if self.zk_cluster is not None:
-                self.context.drop_deleted_topics()
+                self.context.topics.drop_logs_of_deleted_topics()
                 self.context.topics.apply_log_configs()  # changed through other brokers
             if trio.current_time() >= next_offsets_expiry:
                 self.context.groups.expire_offsets()

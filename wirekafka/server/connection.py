@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import trio
 
-from wirekafka.broker.context import BrokerContext, CloseConnection, client_host
+from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.handlers.api_versions import api_versions_response
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey, api_for
@@ -63,7 +63,7 @@ def _describe(header: RequestHeader | None) -> str:
 
 
 async def _respond(
-    host: ConnectionHost, frame: bytearray, header: RequestHeader
+    host: ConnectionHost, frame: bytearray, header: RequestHeader, client_host: str
 ) -> list[Any] | None:
     api = api_for(header.api_key)
     if api is None:
@@ -73,7 +73,7 @@ async def _respond(
             body = api_versions_response(ErrorCode.UNSUPPORTED_VERSION)
             return encode_response_parts(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
         raise ProtocolError(f"version not served (v{api.min_version}-v{api.max_version} are)")
-    request = decode_request(frame)
+    request = decode_request(frame, client_host)
     response = await HANDLERS[header.api_key](host.context, request)
     if response is None:
         return None
@@ -117,10 +117,10 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
     try:
         address = stream.socket.getpeername()
         peer = f"{address[0]}:{address[1]}"
+        client_host = f"/{address[0]}"  # as Kafka shows a client's address
     except OSError:
         peer = "an unknown peer"
-    else:
-        client_host.set(f"/{address[0]}")
+        client_host = ""
     idle_seconds = (
         math.inf if config.connections_max_idle_ms < 0 else config.connections_max_idle_ms / 1000
     )
@@ -155,7 +155,7 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
                 continue
             header = None  # a header that cannot be read is not the last request's
             header = peek_request_header(frame)
-            parts = await _respond(host, frame, header)
+            parts = await _respond(host, frame, header, client_host)
             frame = None
             if reserved is not None:  # it was this request's: reads stop at its frame's end
                 host.memory_pool.release(reserved)

@@ -54,11 +54,10 @@ from wirekafka.protocol.records.record_batch import (
 from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, write_synced
 from wirekafka.storage.loader import is_unreadable_header
 from wirekafka.storage.log import PartitionLog
+from wirekafka.storage.producer_state import PRODUCER_ID_EXPIRATION_MS
 from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, BatchPosition, LogSegment
 
 log = logging.getLogger("wirekafka.storage")
-
-PRODUCER_ID_EXPIRATION_MS = 86_400_000  # Kafka's default producer.id.expiration.ms
 
 
 @dataclass(frozen=True, slots=True)

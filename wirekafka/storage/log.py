@@ -18,6 +18,16 @@ up to it, reads there answer a storage error, and
 the log stays online (recovery after an unclean start would cut the log there
 and remove the segments after it; at runtime that would drop acknowledged
 records).
+
+The log owns the state of its idempotent producers (:mod:`.producer_state`),
+as Kafka's ``UnifiedLog`` owns its ``ProducerStateManager``: it is rebuilt from
+the batch headers when the log loads (after recovery has cut what a crash
+left), an append checks an idempotent producer's batch against it under the
+log's lock (headers only) and records it there, and the maintenance round
+forgets producers silent for ``producer.id.expiration.ms``. As in Kafka, the
+state outlives the batches it came from: DeleteRecords, retention and
+compaction leave it as it is (compaction keeps each producer's last batch, so
+a restart finds the producer again).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from wirekafka.protocol.primitives import Buffer
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     LOG_OVERHEAD,
+    NO_PRODUCER_ID,
     BatchHeader,
     decode_batch,
     iter_batches,
@@ -55,6 +66,11 @@ from wirekafka.storage.files import (
     segment_path,
 )
 from wirekafka.storage.loader import is_unreadable_header, load_segments
+from wirekafka.storage.producer_state import (
+    PRODUCER_ID_EXPIRATION_MS,
+    Duplicate,
+    ProducerStateTable,
+)
 from wirekafka.storage.segment import BatchPosition, LogSegment
 from wirekafka.storage.spans import FileSpan
 
@@ -86,6 +102,7 @@ class AppendInfo(NamedTuple):
     log_start_offset: int
     record_count: int
     flush_due: bool  # log.flush.interval.messages reached: the caller flushes
+    duplicate: bool  # a retry of a batch in the log: nothing written, its first offsets
 
 
 _new_append_info = tuple.__new__  # AppendInfo(...) without its Python-level __new__
@@ -153,10 +170,12 @@ class PartitionLog:
         recovery_point: int = 0,
         log_start_offset: int = 0,
         files: FileCache = NO_LIMIT,
+        producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.directory = directory
         self.topic = topic
         self.partition = partition
+        self._name = f"{topic}-{partition}"
         self.config = config
         self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
@@ -193,9 +212,22 @@ class PartitionLog:
             recovery_point=loaded.recovery_point,
             last_flush_ms=clock(),
         )
+        self.producer_id_expiration_ms = producer_id_expiration_ms
+        self._producers = self._load_producers()
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
+
+    def _load_producers(self) -> ProducerStateTable:
+        """The idempotent producers' state, rebuilt from the batch headers; segments
+        whose batches are all older than ``producer.id.expiration.ms`` are passed over."""
+        now = self.clock()
+        producers = ProducerStateTable()
+        producers.rebuild(self.batch_headers(now - self.producer_id_expiration_ms))
+        producers.expire(now, self.producer_id_expiration_ms)
+        if len(producers):
+            log.info("%r: %d producers rebuilt from the log", self, len(producers))
+        return producers
 
     def reconfigure(self, config: LogConfig) -> None:
         """Take a topic's changed config (IncrementalAlterConfigs): retention, cleanup
@@ -307,14 +339,31 @@ class PartitionLog:
         already (from checking CRCs); they are read here otherwise. When
         ``log.flush.interval.messages`` is reached the log is flushed here,
         unless ``flush_when_due`` is false: then the caller flushes (the broker
-        does so off its event loop), told by ``flush_due``. Raises
-        ProtocolError when the data is not whole magic-2 batches, StorageError
-        on a disk error.
+        does so off its event loop), told by ``flush_due``.
+
+        A batch with a producer id (an idempotent producer's) is appended
+        alone, after a check against its producer's state: a retry of one of
+        the producer's last five batches is not written again (``duplicate``,
+        with the first attempt's offsets); an older epoch or a sequence that
+        does not follow on raises InvalidProducerBatch.
+
+        Raises ProtocolError when the data is not whole magic-2 batches,
+        StorageError on a disk error.
         """
         data = records if type(records) is bytearray else _writable(records)
         summary = None  # of the one batch that is all of ``data``, read without its header
-        if batches is None and (summary := single_batch_summary(data)) is None:
-            batches = _batches_of(data)
+        producer_batch = None  # the header of an idempotent producer's batch
+        if batches is None:
+            if (summary := single_batch_summary(data)) is None:
+                batches = _batches_of(data)
+            elif summary[3] != NO_PRODUCER_ID:
+                summary, batches = None, [(0, read_batch_header(data))]
+        if batches is not None:  # an idempotent producer's batch must be alone
+            if len(batches) == 1:
+                if (first := batches[0][1]).producer_id != NO_PRODUCER_ID:
+                    producer_batch = first
+            elif any(header.producer_id != NO_PRODUCER_ID for _, header in batches):
+                raise ProtocolError("an idempotent producer's batch is appended alone")
         # Every line here runs once per produced batch: locals, no helpers, and
         # the lock taken by hand (a with statement costs twice as much).
         lock = self._lock
@@ -325,10 +374,16 @@ class PartitionLog:
             offsets = self._offsets
             log_append_time = self._log_append_time
             now = self.clock() if log_append_time else NO_TIMESTAMP
+            if producer_batch is not None:
+                verdict = self._producers.check(producer_batch)
+                if verdict is not None:
+                    if isinstance(verdict, Duplicate):
+                        return self._duplicate(verdict)
+                    raise self._producers.refusal(producer_batch, verdict, self._name)
             first_offset = next_offset = offsets.log_end
             max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
             if summary is not None:  # the loop below, for one batch at position 0
-                last_offset_delta, timestamp, record_count = summary
+                last_offset_delta, timestamp, record_count, _ = summary
                 set_base_offset(data, 0, next_offset)
                 if log_append_time:
                     set_log_append_time(data, 0, now)
@@ -360,6 +415,8 @@ class PartitionLog:
                     self.offline = True  # the write could not be undone
                 raise self._fail("append", exc) from exc
             offsets.log_end = next_offset
+            if producer_batch is not None:
+                self._producers.record(producer_batch, first_offset, now)
             unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
             flush_due = unflushed >= self.config.flush_interval_messages
             log_start = offsets.log_start
@@ -369,8 +426,27 @@ class PartitionLog:
             self.flush()
         return _new_append_info(
             AppendInfo,
-            (first_offset, last_offset, now, log_start, record_count, flush_due),
+            (first_offset, last_offset, now, log_start, record_count, flush_due, False),
         )
+
+    def _duplicate(self, duplicate: Duplicate) -> AppendInfo:
+        """What the first attempt of a retried batch was assigned (called with ``_lock`` held)."""
+        batch = duplicate.batch
+        return AppendInfo(
+            batch.first_offset,
+            batch.last_offset,
+            batch.log_append_time_ms,
+            self._offsets.log_start,
+            record_count=0,
+            flush_due=False,
+            duplicate=True,
+        )
+
+    def expire_producers(self) -> int:
+        """Forget producers silent for longer than ``producer.id.expiration.ms``
+        (the maintenance round); how many went."""
+        with self._lock:
+            return self._producers.expire(self.clock(), self.producer_id_expiration_ms)
 
     def _roll(self) -> LogSegment:
         """Start a segment at the log end. The active one is cut to its last batch

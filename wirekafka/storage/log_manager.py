@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
-from wirekafka.storage.cleaner import PRODUCER_ID_EXPIRATION_MS, CleanerStats, clean_log
+from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.files import (
@@ -38,6 +38,7 @@ from wirekafka.storage.meta_properties import (
     read_meta_properties,
     write_meta_properties,
 )
+from wirekafka.storage.producer_state import PRODUCER_ID_EXPIRATION_MS
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -69,7 +70,7 @@ class LogManager:
         self.clock = clock
         self.broker_id = broker_id
         self.topic_config = topic_config or (lambda topic: config)
-        self.producer_id_expiration_ms = producer_id_expiration_ms  # the cleaner's, for producers
+        self.producer_id_expiration_ms = producer_id_expiration_ms  # the logs' and the cleaner's
         self.cluster_id = ""
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
@@ -112,6 +113,7 @@ class LogManager:
                     recovery_point=recovery_points.get(parsed, 0),
                     log_start_offset=start_offsets.get(parsed, 0),
                     files=self.files,
+                    producer_id_expiration_ms=self.producer_id_expiration_ms,
                 )
                 self._dir_of[parsed] = log_dir
                 if parsed in cleaned:
@@ -233,6 +235,7 @@ class LogManager:
                 config or self.topic_config(topic),
                 self.clock,
                 files=self.files,
+                producer_id_expiration_ms=self.producer_id_expiration_ms,
             )
             self._logs[key] = created
             self._dir_of[key] = log_dir
@@ -289,7 +292,8 @@ class LogManager:
         return stats
 
     def run_maintenance(self) -> None:
-        """One round of the periodic work: retention, timed flushes, delayed deletions.
+        """One round of the periodic work: retention, timed flushes, delayed
+        deletions, expiry of producers silent for ``producer.id.expiration.ms``.
 
         The broker calls this from a background task; each log takes its own
         lock only briefly, so appends carry on.
@@ -299,6 +303,7 @@ class LogManager:
                 partition_log.delete_old_segments()
                 partition_log.flush_if_due()
                 partition_log.remove_deleted_files()
+                partition_log.expire_producers()
             except StorageError as exc:
                 log.error("maintenance of %r failed: %s", partition_log, exc)
         self._deletions.remove_due(self.clock())

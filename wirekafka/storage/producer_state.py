@@ -3,8 +3,10 @@
 For each producer id the partition remembers its epoch and the last five
 batches it appended (sequence range and offsets), as Kafka does. A batch that
 repeats one of those five is a retry whose first attempt was written: the
-broker answers with the original offsets and writes nothing. The state is
-rebuilt from batch headers in the log, so it survives restarts.
+broker answers with the original offsets and writes nothing. The partition's
+log owns its table (as Kafka's ``UnifiedLog`` owns its ``ProducerStateManager``):
+it rebuilds it from the batch headers when it loads, so the state survives
+restarts, checks each idempotent batch against it on append and records it there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,18 @@ from wirekafka.protocol.records.record_batch import NO_PRODUCER_ID, NO_SEQUENCE,
 
 BATCHES_REMEMBERED = 5
 MAX_SEQUENCE = 2**31 - 1
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # Kafka's default producer.id.expiration.ms
+
+
+class InvalidProducerBatch(Exception):
+    """An idempotent producer's batch the log refuses: its epoch is older than the
+    producer's (INVALID_PRODUCER_EPOCH) or its sequence does not follow on
+    (OUT_OF_ORDER_SEQUENCE_NUMBER), Kafka's InvalidProducerEpochException and
+    OutOfOrderSequenceException."""
+
+    def __init__(self, error_code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,17 +96,39 @@ class ProducerStateTable:
             return ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
         return None
 
+    def refusal(
+        self, header: BatchHeader, error_code: ErrorCode, partition: str
+    ) -> InvalidProducerBatch:
+        """The error for a batch :meth:`check` answered ``error_code``, saying why as Kafka does."""
+        entry = self._producers.get(header.producer_id)
+        if error_code == ErrorCode.INVALID_PRODUCER_EPOCH:
+            message = (
+                f"epoch {header.producer_epoch} of producer {header.producer_id} in partition "
+                f"{partition} is older than its last epoch {entry.epoch if entry else None}"
+            )
+        else:
+            last = entry.batches[-1].last_sequence if entry and entry.batches else None
+            message = (
+                f"out of order sequence number for producer {header.producer_id} in partition "
+                f"{partition}: {header.base_sequence} (incoming seq. number), {last} (current "
+                "end sequence number)"
+            )
+        return InvalidProducerBatch(error_code, message)
+
     def record(self, header: BatchHeader, first_offset: int, log_append_time_ms: int) -> None:
-        """Remember a batch just appended at ``first_offset``."""
+        """Remember a batch just appended at ``first_offset``; its time is
+        ``log_append_time_ms`` when the log set one, else its max timestamp."""
         producer_id = header.producer_id
         if producer_id == NO_PRODUCER_ID:
             return
+        timestamp = (
+            header.max_timestamp if log_append_time_ms == NO_TIMESTAMP else log_append_time_ms
+        )
         entry = self._producers.get(producer_id)
         if entry is None or header.producer_epoch > entry.epoch:
-            entry = self._producers[producer_id] = ProducerEntry(
-                header.producer_epoch, header.max_timestamp
-            )
-        entry.last_timestamp_ms = max(entry.last_timestamp_ms, header.max_timestamp)
+            entry = self._producers[producer_id] = ProducerEntry(header.producer_epoch, timestamp)
+        elif timestamp > entry.last_timestamp_ms:
+            entry.last_timestamp_ms = timestamp
         if header.base_sequence == NO_SEQUENCE:
             return
         entry.batches.append(

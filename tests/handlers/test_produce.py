@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request
+from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request, run
 from wirekafka.broker.context import CloseConnection
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -502,7 +502,7 @@ def test_topics_deleted_elsewhere_lose_their_logs_and_producer_state(broker):
     for name in ("gone", "kept"):
         broker.produce(name, idempotent([b"a"], pid, epoch, 0))
     broker.ctx.topics.metadata.remove_topic("gone")
-    broker.ctx.drop_deleted_topics()
+    run(broker.ctx.drop_deleted_topics)
     assert broker.ctx.producer_states.tracked_partitions() == {("kept", 0)}
     assert {pl.topic for pl in broker.ctx.logs.all_logs()} == {"kept"}
 

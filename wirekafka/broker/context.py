@@ -32,6 +32,7 @@ from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMet
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
+from wirekafka.worker_threads import LOG_DIRS, METADATA, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 
 
@@ -59,16 +60,18 @@ class BrokerContext:
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
 
-    def delete_topic(self, name: str) -> TopicError | None:
-        """Delete the topic here (DeleteTopics): its logs, and what is known of its producers."""
-        error = self.topics.delete_topic(name)
+    async def delete_topic(self, name: str) -> TopicError | None:
+        """Delete the topic here (DeleteTopics): its logs (in a worker thread), and
+        what is known of its producers."""
+        error = await run_blocking(METADATA, self.topics.delete_topic, name)
         if error is None:
             self.producer_states.forget_topic(name)
         return error
 
-    def drop_deleted_topics(self) -> None:
-        """Forget local partitions, and their producers, of topics deleted through another broker."""
-        for name in self.topics.drop_logs_of_deleted_topics():
+    async def drop_deleted_topics(self) -> None:
+        """Forget local partitions (in a worker thread), and their producers, of
+        topics deleted through another broker."""
+        for name in await run_blocking(LOG_DIRS, self.topics.drop_logs_of_deleted_topics):
             self.producer_states.forget_topic(name)
 
 

@@ -5,7 +5,12 @@ Batches stay bytes: headers are read, CRCs checked, the records looked over
 consumer can read them) and base offsets patched in place. Records are
 decoded only when an old client sends a message set (magic 0/1), which is
 converted to one record batch before it is stored. Checks and conversions
-that take long go on in a worker thread (:mod:`.offload`).
+that take long go on in a worker thread (the ``RECORDS`` pool of
+:mod:`wirekafka.worker_threads`): such work starts on the event loop and, once
+it has taken :data:`INLINE_SECONDS`, goes on in a thread, so a decompression
+bomb or a batch of a hundred thousand tiny records does not hold up every
+client. The append itself runs on the event loop; a partition's first log,
+and flushes, are made in worker threads (``LOG_DIRS``).
 """
 
 from __future__ import annotations
@@ -14,10 +19,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-import trio
-
 from wirekafka.broker.context import BrokerContext, CloseConnection
-from wirekafka.broker.offload import INLINE_SECONDS, run_heavy
 from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
@@ -46,11 +48,13 @@ from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, StorageError
 from wirekafka.storage.producer_state import Duplicate
+from wirekafka.worker_threads import LOG_DIRS, RECORDS, run_blocking
 
 log = logging.getLogger("wirekafka.produce")
 
 FIRST_ZSTD_VERSION = 7
 FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
+INLINE_SECONDS = 0.002  # record checks that take longer finish in a worker thread
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
 
@@ -188,7 +192,7 @@ async def _check_records(
                 deadline=time.perf_counter() + INLINE_SECONDS,
             )
             if unfinished is not None:
-                await run_heavy(unfinished.run)
+                await run_blocking(RECORDS, unfinished.run)
                 waited = True
         except InvalidRecords as exc:
             raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
@@ -205,7 +209,7 @@ async def _append_partition(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"cannot append to internal topic {topic}",
         )
-    found = ctx.topics.partition_log(topic, index)
+    found = await ctx.topics.partition_log(topic, index)
     if isinstance(found, ErrorCode):
         return _refuse(index, found)
     partition_log = found
@@ -233,7 +237,7 @@ async def _append_partition(
                 )
 
             waited = not inline
-            payload = await run_heavy(upconvert) if waited else upconvert()
+            payload = await run_blocking(RECORDS, upconvert) if waited else upconvert()
             batches = _check_batches(payload, version, max_message_bytes)
         elif magic in (0, 1):
             raise _Refused(
@@ -242,7 +246,7 @@ async def _append_partition(
             )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
-        if waited and ctx.topics.partition_log(topic, index) is not partition_log:
+        if waited and ctx.topics.local_log(topic, index) is not partition_log:
             return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
         header = batches[0][1]
         table = None
@@ -296,7 +300,7 @@ async def _flush(appended: list[_Appended]) -> None:
                 failures[key] = exc
         return failures
 
-    failures = await trio.to_thread.run_sync(flush_all)
+    failures = await run_blocking(LOG_DIRS, flush_all)
     for item in appended:
         failure = failures.get(id(item.log))
         if failure is not None:

@@ -13,6 +13,7 @@ what the file says.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,9 @@ class ClusterMetadata:
         self.path = path
         self._topics: dict[str, TopicDefinition] = {}
         self._producer_id_block_end = 0
+        # Changes are written from worker threads, one at a time; readers on the
+        # event loop see the dict before or after a change, never half of one.
+        self._write_lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -93,11 +97,12 @@ class ClusterMetadata:
         """Add or replace topics, in one write."""
         if not topics:
             return
-        changed = dict(self._topics)
-        for topic in topics:
-            changed[topic.name] = topic
-        self._save(changed, self._producer_id_block_end)
-        self._topics = changed
+        with self._write_lock:
+            changed = dict(self._topics)
+            for topic in topics:
+                changed[topic.name] = topic
+            self._save(changed, self._producer_id_block_end)
+            self._topics = changed
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a known topic's config overrides."""
@@ -111,18 +116,20 @@ class ClusterMetadata:
         self.put_topics([TopicDefinition(name, partitions, topic.configs)])
 
     def remove_topic(self, name: str) -> bool:
-        if name not in self._topics:
-            return False
-        changed = {key: topic for key, topic in self._topics.items() if key != name}
-        self._save(changed, self._producer_id_block_end)
-        self._topics = changed
-        return True
+        with self._write_lock:
+            if name not in self._topics:
+                return False
+            changed = {key: topic for key, topic in self._topics.items() if key != name}
+            self._save(changed, self._producer_id_block_end)
+            self._topics = changed
+            return True
 
     # producer ids
 
     def allocate_producer_ids(self, count: int) -> range:
         """A block of producer ids never handed out before, recorded before use."""
-        start = self._producer_id_block_end
-        self._save(self._topics, start + count)
-        self._producer_id_block_end = start + count
-        return range(start, start + count)
+        with self._write_lock:
+            start = self._producer_id_block_end
+            self._save(self._topics, start + count)
+            self._producer_id_block_end = start + count
+            return range(start, start + count)

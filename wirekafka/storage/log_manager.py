@@ -74,7 +74,8 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._first_dirty: dict[TopicPartition, int] = {}  # of compacted logs, once cleaned
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # of the maps above, held for lookups and swaps only
+        self._create_lock = threading.Lock()  # one creation of a log at a time; before _lock
         self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
         self._deletions = DelayedDeletions()
         self.files = FileCache(open_files)  # shared by every log
@@ -218,14 +219,15 @@ class LogManager:
     ) -> PartitionLog:
         """The partition's log, created in the log dir with the fewest partitions."""
         key = (topic, partition)
-        with self._lock:
-            existing = self._logs.get(key)
-            if existing is not None:
-                return existing
-            counts = {d: 0 for d in self.log_dirs}
-            for log_dir in self._dir_of.values():
-                counts[log_dir] += 1
-            log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        with self._create_lock:  # the log is made without _lock: lookups go on meanwhile
+            with self._lock:
+                existing = self._logs.get(key)
+                if existing is not None:
+                    return existing
+                counts = {d: 0 for d in self.log_dirs}
+                for log_dir in self._dir_of.values():
+                    counts[log_dir] += 1
+                log_dir = min(self.log_dirs, key=lambda d: counts[d])
             created = PartitionLog(
                 log_dir / partition_dir_name(topic, partition),
                 topic,
@@ -234,8 +236,9 @@ class LogManager:
                 self.clock,
                 files=self.files,
             )
-            self._logs[key] = created
-            self._dir_of[key] = log_dir
+            with self._lock:
+                self._logs[key] = created
+                self._dir_of[key] = log_dir
             return created
 
     def delete_log(self, topic: str, partition: int, delay_ms: int | None = None) -> bool:

@@ -9,8 +9,9 @@ that take long go on in a worker thread (the ``RECORDS`` pool of
 :mod:`wirekafka.worker_threads`): such work starts on the event loop and, once
 it has taken :data:`INLINE_SECONDS`, goes on in a thread, so a decompression
 bomb or a batch of a hundred thousand tiny records does not hold up every
-client. The append itself runs on the event loop; a partition's first log,
-and flushes, are made in worker threads (``LOG_DIRS``).
+client. The append itself runs on the event loop; one that would roll the
+segment, a partition's first log, and flushes go to worker threads
+(``LOG_DIRS``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from wirekafka.protocol.records.record_batch import (
 )
 from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
-from wirekafka.storage.log import PartitionLog, StorageError
+from wirekafka.storage.log import PartitionLog, RollDue, StorageError
 from wirekafka.storage.producer_state import Duplicate
 from wirekafka.worker_threads import LOG_DIRS, RECORDS, run_blocking
 
@@ -246,26 +247,34 @@ async def _append_partition(
             )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
-        if waited and ctx.topics.local_log(topic, index) is not partition_log:
-            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
         header = batches[0][1]
-        table = None
-        if header.producer_id != NO_PRODUCER_ID:
-            table = ctx.producer_states.table(partition_log)
-            verdict = table.check(header)
-            if isinstance(verdict, Duplicate):
-                return _Appended(
-                    PartitionProduceResponse(
-                        index=index,
-                        error_code=ErrorCode.NONE,
-                        base_offset=verdict.batch.first_offset,
-                        log_append_time_ms=verdict.batch.log_append_time_ms,
-                        log_start_offset=partition_log.log_start_offset,
-                    )
+        while True:  # again after a roll, which a worker thread makes
+            if waited and ctx.topics.local_log(topic, index) is not partition_log:
+                return _refuse(
+                    index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile"
                 )
-            if verdict is not None:
-                return _refuse(index, verdict)
-        info = partition_log.append(payload, batches, flush_when_due=False)
+            table = None
+            if header.producer_id != NO_PRODUCER_ID:
+                table = ctx.producer_states.table(partition_log)
+                verdict = table.check(header)
+                if isinstance(verdict, Duplicate):
+                    return _Appended(
+                        PartitionProduceResponse(
+                            index=index,
+                            error_code=ErrorCode.NONE,
+                            base_offset=verdict.batch.first_offset,
+                            log_append_time_ms=verdict.batch.log_append_time_ms,
+                            log_start_offset=partition_log.log_start_offset,
+                        )
+                    )
+                if verdict is not None:
+                    return _refuse(index, verdict)
+            try:
+                info = partition_log.append(payload, batches, flush_when_due=False, roll=False)
+                break
+            except RollDue:
+                await run_blocking(LOG_DIRS, partition_log.roll_when_due)
+                waited = True
     except _Refused as refused:
         return _refuse(index, refused.code, refused.message)
     except StorageError as exc:

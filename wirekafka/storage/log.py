@@ -77,6 +77,12 @@ class StorageError(Exception):
         self.partition = partition
 
 
+class RollDue(Exception):
+    """The active segment must roll before the append (asked not to roll) can go
+    on: nothing was appended. The caller runs :meth:`PartitionLog.roll_when_due`
+    in a worker thread, then appends again."""
+
+
 class AppendInfo(NamedTuple):
     """What an append assigned; built with :data:`_new_append_info` on the hot path."""
 
@@ -161,6 +167,8 @@ class PartitionLog:
         self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
         self._lock = threading.Lock()
+        self._roll_lock = threading.Lock()  # one roll at a time; before _lock
+        self._roll_wanted = False  # an append found the active segment due to roll
         self._sync_lock = threading.Lock()  # one sync of rolled segments at a time; before _lock
         self._flush_lock = (
             threading.Lock()
@@ -298,6 +306,7 @@ class PartitionLog:
         batches: list[tuple[int, BatchHeader]] | None = None,
         *,
         flush_when_due: bool = True,
+        roll: bool = True,
     ) -> AppendInfo:
         """Append one or more record batches, assigning their offsets.
 
@@ -307,7 +316,12 @@ class PartitionLog:
         already (from checking CRCs); they are read here otherwise. When
         ``log.flush.interval.messages`` is reached the log is flushed here,
         unless ``flush_when_due`` is false: then the caller flushes (the broker
-        does so off its event loop), told by ``flush_due``. Raises
+        does so off its event loop), told by ``flush_due``. When the active
+        segment is due to roll, the roll (which creates files) happens here,
+        unless ``roll`` is false: then nothing is appended and RollDue is
+        raised, for the caller to run :meth:`roll_when_due` in a worker thread
+        and append again. The event loop appends with neither, and so never
+        blocks here on more than the ``pwrite`` of the batches. Raises
         ProtocolError when the data is not whole magic-2 batches, StorageError
         on a disk error.
         """
@@ -350,21 +364,30 @@ class PartitionLog:
                     record_count += header.record_count
             last_offset = next_offset - 1
             segment = self._segments[-1]
-            if segment.should_roll(len(data), last_offset, max_timestamp, self.clock):
-                segment = self._roll()
-            try:
-                segment.append(data, last_offset, max_timestamp, offset_of_max)
-            except OSError as exc:
-                # Out of descriptors, the file could not be opened: nothing was written.
-                if not is_out_of_fds(exc) and not segment.is_intact():
-                    self.offline = True  # the write could not be undone
-                raise self._fail("append", exc) from exc
-            offsets.log_end = next_offset
-            unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
-            flush_due = unflushed >= self.config.flush_interval_messages
-            log_start = offsets.log_start
+            roll_due = self._roll_wanted or segment.should_roll(
+                len(data), last_offset, max_timestamp, self.clock
+            )
+            if roll_due:  # nothing changes: the roll comes first, then this append again
+                self._roll_wanted = True
+            else:
+                try:
+                    segment.append(data, last_offset, max_timestamp, offset_of_max)
+                except OSError as exc:
+                    # Out of descriptors, the file could not be opened: nothing was written.
+                    if not is_out_of_fds(exc) and not segment.is_intact():
+                        self.offline = True  # the write could not be undone
+                    raise self._fail("append", exc) from exc
+                offsets.log_end = next_offset
+                unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+                flush_due = unflushed >= self.config.flush_interval_messages
+                log_start = offsets.log_start
         finally:
             lock.release()
+        if roll_due:
+            if not roll:
+                raise RollDue(f"{self.topic}-{self.partition}: the active segment is due to roll")
+            self.roll_when_due()
+            return self.append(data, batches, flush_when_due=flush_when_due)
         if flush_due and flush_when_due:
             self.flush()
         return _new_append_info(
@@ -372,28 +395,40 @@ class PartitionLog:
             (first_offset, last_offset, now, log_start, record_count, flush_due),
         )
 
-    def _roll(self) -> LogSegment:
-        """Start a segment at the log end. The active one is cut to its last batch
-        first (recovery after a crash checks the segments from the one
-        holding the recovery point on, so an earlier one must not end in
-        preallocated zeros), then the new one is created, and only then is the old one
-        closed: when the new one cannot be created (out of descriptors, a full
-        disk), the old one stays active and whole, and the append fails without
-        harm."""
-        old = self._segments[-1]
-        base = self._offsets.log_end
-        try:
-            old.trim_preallocated()
-            segment = LogSegment(self.directory, base, self.config, self.clock(), self._files)
-        except OSError as exc:
-            raise self._fail("roll", exc) from exc
-        old.close_for_writing()
+    def roll_when_due(self) -> None:
+        """Roll the active segment if an append found it due (:class:`RollDue`).
+
+        The new segment starts at the log end. Its files are created, and the
+        active one is cut to its last batch (recovery after a crash checks the
+        segments from the one holding the recovery point on, so an earlier one
+        must not end in preallocated zeros), outside the log's lock: appends
+        stop at RollDue meanwhile, so the log end stays where it is; under the
+        lock the new segment only takes its place. When it cannot be created
+        (out of descriptors, a full disk) the old one stays active and whole,
+        and the append fails without harm. One roll at a time.
+        """
+        with self._roll_lock:
+            with self._lock:
+                if not self._roll_wanted:
+                    return  # rolled meanwhile
+                old = self._segments[-1]
+                base = self._offsets.log_end
+            try:
+                old.trim_preallocated()
+                segment = LogSegment(self.directory, base, self.config, self.clock(), self._files)
+            except OSError as exc:
+                with self._lock:
+                    self._roll_wanted = False
+                raise self._fail("roll", exc) from exc
+            with self._lock:
+                assert self._offsets.log_end == base and self._segments[-1] is old
+                old.close_for_writing()
+                self._segments.append(segment)
+                self._bases.append(base)
+                # written out and fsynced by the next flush or maintenance round
+                self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
+                self._roll_wanted = False
         log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
-        self._segments.append(segment)
-        self._bases.append(base)
-        # written out and fsynced by the next flush or maintenance round
-        self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
-        return segment
 
     def sync_rolled_segments(self) -> None:
         """Write out and fsync segments rolled away from (and the directory
@@ -433,8 +468,10 @@ class PartitionLog:
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
         with self._lock:
-            if self._segments[-1].size:
-                self._roll()
+            if not self._segments[-1].size:
+                return
+            self._roll_wanted = True
+        self.roll_when_due()
 
     # flushing
 
@@ -493,13 +530,15 @@ class PartitionLog:
             with self._lock:
                 self._check_online()
                 segment = self._segments[-1]
-                try:
-                    segment.close_for_writing()
-                    segment.write_closed()
-                    segment.sync_closed()
-                except OSError as exc:
-                    raise self._fail("close", exc) from exc
-                self._offsets.recovery_point = self._offsets.log_end
+                segment.close_for_writing()  # nothing is appended from here on
+                log_end = self._offsets.log_end
+            try:  # outside the lock: readers go on while the disk works
+                segment.write_closed()
+                segment.sync_closed()
+            except OSError as exc:
+                raise self._fail("close", exc) from exc
+            with self._lock:
+                self._offsets.recovery_point = log_end
                 self._offsets.unflushed_records = 0
         finally:
             for closed in self.segments:

@@ -48,11 +48,9 @@ from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
     CLEANED_SUFFIX,
-    LOG_SUFFIX,
     SWAP_SUFFIX,
     DelayedDeletions,
     fsync_dir,
-    segment_path,
 )
 from wirekafka.storage.loader import is_unreadable_header, load_segments
 from wirekafka.storage.segment import BatchPosition, LogSegment
@@ -751,41 +749,91 @@ class PartitionLog:
 
     def swap_in_cleaned(self, olds: list[LogSegment], cleaned: Path) -> bool:
         """Replace consecutive segments ``olds`` by their compacted copy at
-        ``cleaned`` (``<first base>.log.cleaned``).
+        ``cleaned`` (``<first base>.log.cleaned``, written and fsynced).
 
-        The swap is crash-safe: the copy is renamed ``.swap``, the old files
-        ``.deleted``, then the copy takes the first one's name; a crash at any
-        step is finished or undone when the log is next opened. Returns False
-        (and removes the copy) if any of ``olds`` left the log meanwhile, by
-        retention.
+        Everything slow happens before the log's lock is taken, while appends
+        and reads go on: the copy's indexes are rebuilt from it (a scan of
+        every batch) as ``.index.cleaned`` and ``.timeindex.cleaned``, the
+        three files are fsynced and renamed ``.swap``, and the directory is
+        fsynced. Under the lock the segments are only checked and renamed: the
+        old files become ``.deleted``, the copy's lose ``.swap``, and the copy
+        takes the olds' place in the segment list. The directory's final fsync
+        comes after. A crash at any step is finished or undone when the log is
+        next opened (a ``.log.swap`` replaces the segments its offsets reach
+        into; ``.cleaned`` files and the copy's ``.swap`` indexes go, and its
+        indexes are rebuilt). Returns False (and removes the copy) if any of
+        ``olds`` left the log meanwhile, by retention.
+
+        Nothing the cleaner read can have changed: appends write only to the
+        active segment, which a pass never rewrites (``olds`` are all before
+        it), and only retention and compaction take segments out of the list.
         """
-        swap = cleaned.with_name(cleaned.name.removesuffix(CLEANED_SUFFIX) + SWAP_SUFFIX)
         base_offset = olds[0].base_offset
+        if not self._holds(olds):
+            cleaned.unlink(missing_ok=True)
+            return False
+        new: LogSegment | None = None
+        try:
+            new = LogSegment(
+                self.directory, base_offset, self.config, self.clock(), self._files,
+                file_suffix=CLEANED_SUFFIX,
+            )  # fmt: skip
+            new.rebuild_indexes()
+            new.close_for_writing()
+            new.write_closed()
+            new.sync_closed()
+            new.replace_file_suffix(CLEANED_SUFFIX, SWAP_SUFFIX)
+            fsync_dir(self.directory)  # the copy is whole under .swap before an old file goes
+        except OSError as exc:
+            _remove_prepared(new, cleaned)
+            raise self._fail("compaction swap", exc) from exc
         with self._lock:
-            if not all(old in self._segments for old in olds):
-                cleaned.unlink(missing_ok=True)
-                return False
-            first = self._segments.index(olds[0])
-            assert self._segments[first : first + len(olds)] == olds, "olds are not consecutive"
-            try:
-                os.rename(cleaned, swap)
-                fsync_dir(self.directory)
-                doomed = [path for old in olds for path in old.mark_deleted()]
-                os.rename(swap, segment_path(self.directory, base_offset, LOG_SUFFIX))
-                fsync_dir(self.directory)
-                new = LogSegment(
-                    self.directory, base_offset, self.config, self.clock(), self._files
-                )
-                new.rebuild_indexes()
-                new.close_for_writing()
-                new.write_closed()
-                new.sync_closed()
-            except OSError as exc:
-                raise self._fail("compaction swap", exc) from exc
-            self._segments[first : first + len(olds)] = [new]
-            self._bases[first : first + len(olds)] = [base_offset]
-            self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
-            return True
+            if not self._holds_locked(olds):
+                gone = True
+            else:
+                gone = False
+                first = self._segments.index(olds[0])
+                try:
+                    doomed = [path for old in olds for path in old.mark_deleted()]
+                    new.replace_file_suffix(SWAP_SUFFIX, "")
+                except OSError as exc:
+                    raise self._fail("compaction swap", exc) from exc
+                self._segments[first : first + len(olds)] = [new]
+                self._bases[first : first + len(olds)] = [base_offset]
+        if gone:
+            _remove_prepared(new, cleaned)
+            return False
+        self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
+        try:
+            fsync_dir(self.directory)
+        except OSError as exc:  # swapped all the same; a crash before the next fsync is finished
+            raise self._fail("compaction swap", exc) from exc  # when the log is next opened
+        return True
+
+    def _holds(self, segments: list[LogSegment]) -> bool:
+        with self._lock:
+            return self._holds_locked(segments)
+
+    def _holds_locked(self, segments: list[LogSegment]) -> bool:
+        """Whether ``segments`` are still consecutive inactive segments of the log
+        (called with the lock held)."""
+        present = self._segments
+        if not all(segment in present for segment in segments):
+            return False
+        first = present.index(segments[0])
+        if present[first : first + len(segments)] != segments:
+            raise AssertionError("the segments to replace are not consecutive")
+        return first + len(segments) < len(present)
+
+
+def _remove_prepared(prepared: LogSegment | None, cleaned: Path) -> None:
+    """Remove a compacted copy that is not swapped in, whichever name its files have."""
+    paths = [cleaned]
+    if prepared is not None:
+        prepared.release_files()
+        paths += [prepared.log_path, prepared.offset_index.path, prepared.time_index.path]
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:

@@ -82,11 +82,16 @@ class LogSegment:
         config: LogConfig,
         created_ms: int = -1,
         files: FileCache = NO_LIMIT,
+        *,
+        file_suffix: str = "",
     ) -> None:
+        """``file_suffix``: the segment's files carry it after their own suffix
+        (``.cleaned``: a compacted copy being prepared, see
+        :meth:`replace_file_suffix`)."""
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
-        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX)
+        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX + file_suffix)
         self._files = files
         self.file_used = False
         self._file: OpenFile | None = None
@@ -101,13 +106,13 @@ class LogSegment:
             self.size = 0
         self._allocated_end = self.size  # the file's size: past self.size it is zeros
         self.offset_index = OffsetIndex(
-            segment_path(directory, base_offset, INDEX_SUFFIX),
+            segment_path(directory, base_offset, INDEX_SUFFIX + file_suffix),
             base_offset,
             config.index_max_bytes,
             files,
         )
         self.time_index = TimeIndex(
-            segment_path(directory, base_offset, TIME_INDEX_SUFFIX),
+            segment_path(directory, base_offset, TIME_INDEX_SUFFIX + file_suffix),
             base_offset,
             config.index_max_bytes,
             files,
@@ -216,13 +221,20 @@ class LogSegment:
 
     def rename_files(self, suffix: str) -> list[Path]:
         """Rename the three files (e.g. to ``.deleted``); return their new paths."""
+        return self.replace_file_suffix("", suffix)
+
+    def replace_file_suffix(self, old: str, new: str) -> list[Path]:
+        """Rename the three files from ending in ``old`` to ending in ``new``
+        (``.cleaned`` to ``.swap`` to none, as a compacted copy takes its
+        place); return their new paths. Only names change: descriptors and
+        maps already open stay good."""
         self.release_files()
         renamed = []
         for index in (self.offset_index, self.time_index):
-            new = index.path.with_name(index.path.name + suffix)
-            index.rename(new)
-            renamed.append(new)
-        new_log = self.log_path.with_name(self.log_path.name + suffix)
+            path = index.path.with_name(index.path.name.removesuffix(old) + new)
+            index.rename(path)
+            renamed.append(path)
+        new_log = self.log_path.with_name(self.log_path.name.removesuffix(old) + new)
         os.rename(self.log_path, new_log)
         self.log_path = new_log
         return [new_log, *renamed]

@@ -9,7 +9,10 @@ Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
 connection finish the request it is handling, then flushes every log, writes
 the checkpoints and the clean-shutdown marker.
 
-What the broker's tasks do that blocks goes to worker threads through
+Every task the broker runs belongs to the nursery of :meth:`Broker.serve`:
+the connections, maintenance, compaction, the group coordinator's timers
+and, with ZooKeeper, the cluster cache's refresh and the registration after a
+new session. What they do that blocks goes to worker threads through
 :mod:`wirekafka.worker_threads`.
 """
 
@@ -113,7 +116,9 @@ class Broker:
                 joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoint)
                 registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
-                self.zk_cluster = ZkCluster(joined.session, config.broker_id)
+                self.zk_cluster = ZkCluster(
+                    joined.session, config.broker_id, trio.lowlevel.current_trio_token()
+                )
                 await run_blocking(METADATA, self.zk_cluster.refresh)
             self.context = await run_blocking(
                 LOG_DIRS,
@@ -124,9 +129,8 @@ class Broker:
                 self.zk_cluster,
                 self.fd_budget,
             )
-            if registry is not None and self.zk_cluster is not None:
+            if registry is not None:
                 await run_blocking(METADATA, registry.register)
-                await run_blocking(METADATA, self.zk_cluster.start)
         except BaseException:
             for _, sock in opened:
                 await sock.aclose()
@@ -155,6 +159,9 @@ class Broker:
                 nursery.start_soon(self._maintain)
                 nursery.start_soon(self.context.groups.run_timers)
                 nursery.start_soon(self._compact)
+                if registry is not None and self.zk_cluster is not None:
+                    nursery.start_soon(self.zk_cluster.run)
+                    nursery.start_soon(registry.session.renew_registrations)
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")

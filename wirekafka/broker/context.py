@@ -32,7 +32,7 @@ from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMet
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
-from wirekafka.worker_threads import LOG_DIRS, METADATA, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 
 
@@ -75,6 +75,7 @@ class BrokerContext:
             self.producer_states.forget_topic(name)
 
 
+@blocking
 def open_broker_context(
     config: BrokerConfig,
     clock: Clock,

@@ -29,7 +29,7 @@ from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import Clock
-from wirekafka.worker_threads import LOG_DIRS, METADATA, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
 
 log = logging.getLogger("wirekafka.groups")
 
@@ -90,6 +90,7 @@ class GroupRuntime:
         self._wake = trio.Event()
         self._writes = trio.Lock()  # one write to __consumer_offsets at a time, in order
 
+    @blocking
     def load(self) -> None:
         """Rebuild committed offsets and groups (with their members) from ``__consumer_offsets``
         (created, as in Kafka, when a client first looks for a coordinator)."""

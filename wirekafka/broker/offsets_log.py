@@ -37,6 +37,7 @@ from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch, iter_batches
 from wirekafka.storage.log import Clock, PartitionLog, ReadResult, StorageError
+from wirekafka.worker_threads import blocking
 
 __all__ = [
     "OFFSETS_TOPIC",
@@ -79,6 +80,7 @@ class OffsetsLog:
             self.partitions = existing.partitions  # the topic's count rules once it exists
         return existing is not None
 
+    @blocking
     def ensure_topic(self) -> ErrorCode:
         """Create the topic if it is missing: NONE, or COORDINATOR_NOT_AVAILABLE
         when it cannot be recorded (clients look for the coordinator again)."""
@@ -98,6 +100,7 @@ class OffsetsLog:
     def partition_of(self, group_id: str) -> int:
         return partition_for_group(group_id, self.partitions)
 
+    @blocking
     def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         if not entries:
             return ErrorCode.NONE
@@ -115,6 +118,7 @@ class OffsetsLog:
             return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NONE
 
+    @blocking
     def write_offsets(
         self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset | None]
     ) -> ErrorCode:
@@ -124,9 +128,11 @@ class OffsetsLog:
             entries.append(encode_offset_commit(key, committed))
         return self._append(group_id, entries)
 
+    @blocking
     def write_group(self, group_id: str, metadata: GroupMetadataValue | None) -> ErrorCode:
         return self._append(group_id, [encode_group_metadata(GroupMetadataKey(group_id), metadata)])
 
+    @blocking
     def load(self) -> Iterator[LoadedOffset | LoadedGroup]:
         """Every readable record of the topic, partition by partition, oldest first."""
         for partition in range(self.partitions):

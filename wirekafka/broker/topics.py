@@ -34,7 +34,7 @@ from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinitio
 from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys, topic_properties
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.log_manager import LogManager
-from wirekafka.worker_threads import LOG_DIRS, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
 from wirekafka.zk.cluster import TopicAlreadyExists
 
 log = logging.getLogger("wirekafka.topics")
@@ -89,6 +89,7 @@ def adopted_topic(name: str, partitions: int) -> TopicDefinition:
     return TopicDefinition(name, partitions, dict(_INTERNAL_TOPIC_CONFIGS.get(name, {})))
 
 
+@blocking
 def restore_offsets_topic_configs(store: TopicStore) -> None:
     """Give a stored ``__consumer_offsets`` without compaction its compaction back.
 
@@ -144,6 +145,7 @@ class TopicManager:
         self.max_partitions = max_partitions
         self._changes = threading.RLock()  # see _one_change_at_a_time
 
+    @blocking
     @_one_change_at_a_time
     def adopt_partition_dirs(self) -> None:
         """Record topics found as partition dirs but missing from the metadata file."""
@@ -184,6 +186,7 @@ class TopicManager:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         return self.logs.get_log(name, partition)
 
+    @blocking
     def open_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
         """The partition's log, created on first use; an error for unknown
         partitions, and KAFKA_STORAGE_ERROR when its directory cannot be made."""
@@ -298,6 +301,7 @@ class TopicManager:
         log.warning("refused: %s", message)
         return TopicError(ErrorCode.POLICY_VIOLATION, message)
 
+    @blocking
     @_one_change_at_a_time
     def create_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
@@ -308,6 +312,7 @@ class TopicManager:
             return error
         return self._create(TopicDefinition(name, partitions, dict(configs)))
 
+    @blocking
     @_one_change_at_a_time
     def create_internal_topic(self, name: str, partitions: int) -> TopicError | None:
         """The broker's own creation of an internal topic, with the broker's configs."""
@@ -320,6 +325,7 @@ class TopicManager:
             return error
         return self._create(adopted_topic(name, partitions))
 
+    @blocking
     def _create(self, topic: TopicDefinition) -> TopicError | None:
         name = topic.name
         try:
@@ -335,6 +341,7 @@ class TopicManager:
         log.info("created topic %s with %d partitions", name, topic.partitions)
         return None
 
+    @blocking
     def _create_local_logs(self, name: str, partitions: range) -> None:
         """The logs of a topic's new partitions led here; one that cannot be made
         now is made on first use (the partitions are recorded)."""
@@ -351,6 +358,7 @@ class TopicManager:
                     name, partition, exc,
                 )  # fmt: skip
 
+    @blocking
     @_one_change_at_a_time
     def set_topic_configs(
         self, name: str, configs: dict[str, str], *, validate_only: bool = False
@@ -389,6 +397,7 @@ class TopicManager:
         self.apply_log_configs(name)
         return None
 
+    @blocking
     @_one_change_at_a_time
     def alter_topic_configs(
         self,
@@ -422,6 +431,7 @@ class TopicManager:
             if partition_log.config != configs[topic]:
                 partition_log.reconfigure(configs[topic])
 
+    @blocking
     @_one_change_at_a_time
     def add_partitions(
         self,
@@ -496,11 +506,13 @@ class TopicManager:
                 )
         return None
 
+    @blocking
     def auto_create(self, name: str) -> TopicError | None:
         return self.create_topic(
             name, self.config.num_partitions, self.config.default_replication_factor, {}
         )
 
+    @blocking
     @_one_change_at_a_time
     def delete_topic(self, name: str) -> TopicError | None:
         """A client's deletion (DeleteTopics)."""
@@ -526,6 +538,7 @@ class TopicManager:
         log.info("deleted topic %s", name)
         return None
 
+    @blocking
     def drop_local_logs(self, name: str) -> None:
         for partition_log in self.logs.all_logs():
             if partition_log.topic != name:
@@ -539,6 +552,7 @@ class TopicManager:
                     name, partition_log.partition, exc,
                 )  # fmt: skip
 
+    @blocking
     @_one_change_at_a_time
     def drop_logs_of_deleted_topics(self) -> list[str]:
         """Remove local partitions of topics the cluster no longer has (deleted

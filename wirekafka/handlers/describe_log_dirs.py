@@ -18,11 +18,12 @@ from wirekafka.protocol.messages.describe_log_dirs import (
     DescribeLogDirsTopic,
 )
 from wirekafka.protocol.rpc import Request
-from wirekafka.worker_threads import LOG_DIRS, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
 
 UNKNOWN_BYTES = -1
 
 
+@blocking
 def _space(log_dir: Path) -> tuple[int, int]:
     """(total, usable) bytes of the file system holding ``log_dir``; blocks briefly."""
     try:

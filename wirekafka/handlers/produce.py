@@ -49,7 +49,7 @@ from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, RollDue, StorageError
 from wirekafka.storage.producer_state import Duplicate
-from wirekafka.worker_threads import LOG_DIRS, RECORDS, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, RECORDS, blocking, run_blocking
 
 log = logging.getLogger("wirekafka.produce")
 
@@ -300,6 +300,7 @@ async def _flush(appended: list[_Appended]) -> None:
     if not due:
         return
 
+    @blocking
     def flush_all() -> dict[int, StorageError]:
         failures = {}
         for key, partition_log in due.items():

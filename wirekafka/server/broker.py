@@ -39,7 +39,7 @@ from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrid
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
-from wirekafka.worker_threads import LOG_DIRS, METADATA, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
 
@@ -183,11 +183,13 @@ class Broker:
         else:
             log.warning("stopped; not every log closed cleanly, so the next start recovers them")
 
+    @blocking
     def _leave_zookeeper(self, registry: BrokerRegistry) -> None:
         if self.zk_cluster is not None:
             self.zk_cluster.stop()
         leave_zookeeper(registry)
 
+    @blocking
     def _join_zookeeper(self, endpoint: BrokerEndpoint) -> tuple[BrokerRegistry, str]:
         config = self.config
         assert config.zookeeper_connect is not None

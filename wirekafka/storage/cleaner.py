@@ -57,6 +57,7 @@ from wirekafka.storage.files import CLEANED_SUFFIX, LOG_SUFFIX, segment_path, wr
 from wirekafka.storage.loader import is_unreadable_header
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, BatchPosition, LogSegment
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -319,6 +320,7 @@ def _first_batch_timestamp(segment: LogSegment) -> int:
         raise _UnreadableSegment(segment, str(exc)) from exc
 
 
+@blocking
 def clean_log(
     partition_log: PartitionLog,
     first_dirty_offset: int = 0,

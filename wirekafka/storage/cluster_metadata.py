@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from wirekafka.storage.files import write_atomically
+from wirekafka.worker_threads import blocking
 
 CLUSTER_METADATA_FILE = "cluster-metadata.json"
 FORMAT_VERSION = 1
@@ -93,6 +94,7 @@ class ClusterMetadata:
     def topic(self, name: str) -> TopicDefinition | None:
         return self._topics.get(name)
 
+    @blocking
     def put_topics(self, topics: list[TopicDefinition]) -> None:
         """Add or replace topics, in one write."""
         if not topics:
@@ -104,17 +106,20 @@ class ClusterMetadata:
             self._save(changed, self._producer_id_block_end)
             self._topics = changed
 
+    @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a known topic's config overrides."""
         topic = self._topics[name]
         self.put_topics([TopicDefinition(name, topic.partitions, dict(configs))])
 
+    @blocking
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         """Raise a known topic's partition count (every partition is this broker's:
         ``brokers`` names no other)."""
         topic = self._topics[name]
         self.put_topics([TopicDefinition(name, partitions, topic.configs)])
 
+    @blocking
     def remove_topic(self, name: str) -> bool:
         with self._write_lock:
             if name not in self._topics:
@@ -126,6 +131,7 @@ class ClusterMetadata:
 
     # producer ids
 
+    @blocking
     def allocate_producer_ids(self, count: int) -> range:
         """A block of producer ids never handed out before, recorded before use."""
         with self._write_lock:

@@ -55,6 +55,7 @@ from wirekafka.storage.files import (
 from wirekafka.storage.loader import is_unreadable_header, load_segments
 from wirekafka.storage.segment import BatchPosition, LogSegment
 from wirekafka.storage.spans import FileSpan
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -393,6 +394,7 @@ class PartitionLog:
             (first_offset, last_offset, now, log_start, record_count, flush_due),
         )
 
+    @blocking
     def roll_when_due(self) -> None:
         """Roll the active segment if an append found it due (:class:`RollDue`).
 
@@ -428,6 +430,7 @@ class PartitionLog:
                 self._roll_wanted = False
         log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
 
+    @blocking
     def sync_rolled_segments(self) -> None:
         """Write out and fsync segments rolled away from (and the directory
         naming the new ones), then move the recovery point past them. Runs
@@ -463,6 +466,7 @@ class PartitionLog:
         with self._lock:
             self._offsets.unsynced_rolls[:0] = rolls
 
+    @blocking
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
         with self._lock:
@@ -473,6 +477,7 @@ class PartitionLog:
 
     # flushing
 
+    @blocking
     def flush(self) -> None:
         """fsync every segment up to the log end; move the recovery point there.
 
@@ -503,6 +508,7 @@ class PartitionLog:
                 self._offsets.unflushed_records -= count
                 self._offsets.last_flush_ms = self.clock()
 
+    @blocking
     def flush_if_due(self) -> bool:
         """Flush when ``log.flush.interval.ms`` has passed with records unflushed;
         fsync segments rolled since the last call in any case."""
@@ -516,6 +522,7 @@ class PartitionLog:
             self.flush()
         return due
 
+    @blocking
     def close(self) -> None:
         """Flush everything, including indexes, and let go of every file.
 
@@ -703,6 +710,7 @@ class PartitionLog:
             self._offsets.log_start = max(self._offsets.log_start, offset)
             return self._offsets.log_start
 
+    @blocking
     def delete_old_segments(self) -> int:
         """Remove whole segments past retention (time, size) or below the log
         start offset; never the active segment. Returns how many went."""
@@ -741,12 +749,14 @@ class PartitionLog:
             newest = int(os.stat(segment.log_path).st_mtime * 1000)
         return now - newest > self.config.retention_ms
 
+    @blocking
     def remove_deleted_files(self) -> int:
         """Unlink ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
         return self._deletions.remove_due(self.clock())
 
     # compaction support
 
+    @blocking
     def swap_in_cleaned(self, olds: list[LogSegment], cleaned: Path) -> bool:
         """Replace consecutive segments ``olds`` by their compacted copy at
         ``cleaned`` (``<first base>.log.cleaned``, written and fsynced).

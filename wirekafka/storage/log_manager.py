@@ -38,6 +38,7 @@ from wirekafka.storage.meta_properties import (
     read_meta_properties,
     write_meta_properties,
 )
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -83,6 +84,7 @@ class LogManager:
 
     # startup and shutdown
 
+    @blocking
     def startup(self, cluster_id: str | None = None) -> None:
         """Open every log dir and load (recovering where needed) every partition."""
         self.cluster_id = self._check_meta_properties(cluster_id)
@@ -149,6 +151,7 @@ class LogManager:
                 write_meta_properties(log_dir, MetaProperties(self.broker_id, chosen))
         return chosen
 
+    @blocking
     def shutdown(self) -> bool:
         """Flush and close every log, write checkpoints, then the clean-shutdown
         marker; False when something failed and the marker was left out."""
@@ -174,6 +177,7 @@ class LogManager:
             return False
         return True
 
+    @blocking
     def write_checkpoints(self) -> None:
         with self._lock:
             placed = [(tp, lg, self._dir_of[tp]) for tp, lg in self._logs.items()]
@@ -214,6 +218,7 @@ class LogManager:
         with self._lock:
             return self._logs.get((topic, partition))
 
+    @blocking
     def get_or_create_log(
         self, topic: str, partition: int, config: LogConfig | None = None
     ) -> PartitionLog:
@@ -241,6 +246,7 @@ class LogManager:
                 self._dir_of[key] = log_dir
             return created
 
+    @blocking
     def delete_log(self, topic: str, partition: int, delay_ms: int | None = None) -> bool:
         """Remove a partition: its directory is renamed ``...-delete`` and removed later."""
         key = (topic, partition)
@@ -265,6 +271,7 @@ class LogManager:
 
     # background work
 
+    @blocking
     def clean(self, partition_log: PartitionLog) -> CleanerStats:
         """Compact a log from its first dirty offset (see :mod:`cleaner`); when a
         pass runs, the offset it reached goes to ``cleaner-offset-checkpoint``."""
@@ -291,6 +298,7 @@ class LogManager:
             self._write_cleaner_checkpoint(log_dir)
         return stats
 
+    @blocking
     def run_maintenance(self) -> None:
         """One round of the periodic work: retention, timed flushes, delayed deletions.
 

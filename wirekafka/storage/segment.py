@@ -36,6 +36,7 @@ from wirekafka.storage.files import (
 )
 from wirekafka.storage.index import OffsetIndex, TimeIndex
 from wirekafka.storage.spans import OpenFile
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -162,6 +163,7 @@ class LogSegment:
         self.offset_index.release()
         self.time_index.release()
 
+    @blocking
     def sync_log(self, handle: OpenFile | None = None) -> None:
         """fsync the ``.log``, through whichever descriptor is open now: Linux reports
         a write-back error to the descriptors open when it happened and, until one
@@ -170,6 +172,7 @@ class LogSegment:
         handle = handle or self.open_file()
         os.fsync(handle.fd)
 
+    @blocking
     def sync_indexes(self) -> None:
         self.offset_index.sync()
         self.time_index.sync()
@@ -196,6 +199,7 @@ class LogSegment:
             os.truncate(self.log_path, self.size)
             self._allocated_end = self.size
 
+    @blocking
     def write_closed(self) -> None:
         """Finish a segment closed for writing: cut the zeros preallocated past
         its last batch and write the buffered index entries. A failure (a full
@@ -209,6 +213,7 @@ class LogSegment:
             if not self._deleted:
                 raise
 
+    @blocking
     def sync_closed(self) -> None:
         """fsync the three files of a segment written out by :meth:`write_closed`
         (passed over once deleted)."""
@@ -415,6 +420,7 @@ class LogSegment:
 
     # recovery
 
+    @blocking
     def recover(self, expected_offset: int) -> tuple[int, int]:
         """Check every batch, rebuild the indexes and cut the file at the first bad byte.
 
@@ -424,6 +430,7 @@ class LogSegment:
         self.truncate(scan)
         return scan.next_offset, scan.bad_bytes
 
+    @blocking
     def check_batches(self, expected_offset: int) -> RecoveryScan:
         """Check every batch and rebuild the indexes from the good ones; cut nothing.
 
@@ -452,6 +459,7 @@ class LogSegment:
             good_end = position + size
         return RecoveryScan(next_offset, good_end, self.size - good_end, problem)
 
+    @blocking
     def truncate(self, scan: RecoveryScan) -> None:
         """Cut the file after the last good batch a scan found, and say so in the log."""
         if not scan.bad_bytes:
@@ -495,6 +503,7 @@ class LogSegment:
             next_offset = header.next_offset
             position += header.size_bytes
 
+    @blocking
     def rebuild_indexes(self) -> None:
         """Rebuild both indexes from the ``.log`` (which is trusted as it is)."""
         self.recover(self.base_offset)

@@ -28,7 +28,7 @@ import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from wirekafka.worker_threads import METADATA, run_blocking
+from wirekafka.worker_threads import METADATA, blocking, run_blocking
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     BROKER_IDS_PATH,
@@ -138,12 +138,14 @@ class ZkCluster:
             else:  # a change of this broker's landed while it was read: read again
                 self._wake.set()
 
+    @blocking
     def _round(self) -> _Snapshot:
         self._elect()
         if self._snapshot.controller_id == self.broker_id:
             self._control()
         return self._read()
 
+    @blocking
     def stop(self) -> None:
         """Give up ``/controller`` if this broker holds it (after :meth:`run` ended)."""
         with contextlib.suppress(KazooException, KazooTimeoutError):
@@ -182,11 +184,13 @@ class ZkCluster:
 
     # the cache
 
+    @blocking
     def refresh(self) -> None:
         """Read the cache afresh from ZooKeeper."""
         snapshot = self._read()
         self._publish(lambda _: snapshot)
 
+    @blocking
     def _read(self) -> _Snapshot:
         client = self.session.client
         brokers = {}
@@ -242,6 +246,7 @@ class ZkCluster:
 
     # admin writes (any broker)
 
+    @blocking
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         """Assign replicas round robin over the live brokers, as Kafka's default
         assignment does, and write the topic's config and assignment znodes.
@@ -269,6 +274,7 @@ class ZkCluster:
         start = sum(name.encode()) % len(live)
         return {p: (live[(start + p) % len(live)],) for p in partitions}
 
+    @blocking
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         """Raise a topic's partition count in ``/brokers/topics/<topic>`` (with a
         version check); new partition i goes to ``brokers[i]`` or, without them,
@@ -302,6 +308,7 @@ class ZkCluster:
         configs = dict(found.configs) if found else {}
         self._cache_topic(ZkTopic(name, len(replicas), configs, dict(replicas)))
 
+    @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (``/config/topics/<topic>``)."""
         found = self.topic(name)
@@ -312,6 +319,7 @@ class ZkCluster:
         if found is not None:
             self._cache_topic(ZkTopic(name, found.partitions, dict(configs), found.replicas))
 
+    @blocking
     def _write_topic_config(self, name: str, configs: dict[str, str]) -> None:
         client = self.session.client
         client.ensure_path("/config/topics")
@@ -328,6 +336,7 @@ class ZkCluster:
 
         self._publish(change)
 
+    @blocking
     def request_deletion(self, name: str) -> None:
         try:
             with contextlib.suppress(NodeExistsError):
@@ -341,6 +350,7 @@ class ZkCluster:
 
         self._publish(change)
 
+    @blocking
     def allocate_producer_ids(self, count: int) -> range:
         """The next block of ``/latest_producer_id_block``, claimed with a version check."""
         try:
@@ -348,6 +358,7 @@ class ZkCluster:
         except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
             raise _unavailable("allocating producer ids", exc) from exc
 
+    @blocking
     def _claim_producer_id_block(self, count: int) -> range:
         client = self.session.client
         client.ensure_path(PRODUCER_ID_BLOCK_PATH)
@@ -368,6 +379,7 @@ class ZkCluster:
 
     # the controller
 
+    @blocking
     def _elect(self) -> None:
         """Claim ``/controller`` and bump ``/controller_epoch`` in one ZooKeeper multi.
 
@@ -392,6 +404,7 @@ class ZkCluster:
             log.info("became the controller (epoch %d)", epoch + 1)
             return
 
+    @blocking
     def _controller_epoch_znode(self) -> tuple[int, int]:
         """The epoch in ``/controller_epoch`` and its znode version; 0 for a new cluster."""
         client = self.session.client
@@ -404,6 +417,7 @@ class ZkCluster:
                 continue
             return decode_controller_epoch(data), stat.version
 
+    @blocking
     def _resign(self) -> None:
         client = self.session.client
         with contextlib.suppress(NoNodeError):
@@ -411,6 +425,7 @@ class ZkCluster:
             if decode_controller(data).broker_id == self.broker_id:
                 client.delete(CONTROLLER_PATH)
 
+    @blocking
     def _control(self) -> None:
         """Delete topics asked for, and give every partition its first live replica as leader."""
         client = self.session.client
@@ -455,6 +470,7 @@ class ZkCluster:
                             leader,
                         )
 
+    @blocking
     def _create_partition_state(self, name: str, partition: int, state: PartitionState) -> None:
         """Write a partition's first state under its topic's znode, never creating the
         topic's own: a topic deleted since the snapshot was read stays deleted."""
@@ -468,6 +484,7 @@ class ZkCluster:
 
     # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
 
+    @blocking
     def commit_offsets_v0(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
         client = self.session.client
         for (topic, partition), offset in offsets.items():
@@ -481,6 +498,7 @@ class ZkCluster:
                     continue
                 client.set(path, data)
 
+    @blocking
     def fetch_offsets_v0(
         self, group: str, partitions: list[tuple[str, int]]
     ) -> dict[tuple[str, int], int]:

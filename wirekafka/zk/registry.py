@@ -9,6 +9,7 @@ import time
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from wirekafka.worker_threads import blocking
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     CLUSTER_ID_PATH,
@@ -36,12 +37,14 @@ class BrokerRegistry:
         self.port = port
         self.path = broker_path(broker_id)
 
+    @blocking
     def ensure_paths(self) -> None:
         """Kafka's persistent znodes (``/brokers/ids``, ``/brokers/topics``, ...)."""
         client = self.session.client
         for path in iter_persistent_paths():
             client.ensure_path(path)
 
+    @blocking
     def cluster_id(self, proposed: str) -> str:
         """The cluster's id from ``/cluster/id``; ``proposed`` becomes it if none is set."""
         client = self.session.client
@@ -55,6 +58,7 @@ class BrokerRegistry:
         endpoint = EndPoint("PLAINTEXT", "PLAINTEXT", self.host, self.port)
         return encode_broker(BrokerRegistration(endpoints=(endpoint,)))
 
+    @blocking
     def register(self) -> None:
         """Create the ephemeral broker znode.
 
@@ -85,6 +89,7 @@ class BrokerRegistry:
                     ) from None
                 time.sleep(_POLL_SECONDS)
 
+    @blocking
     def deregister(self) -> None:
         client = self.session.client
         try:
@@ -95,6 +100,7 @@ class BrokerRegistry:
             pass
 
 
+@blocking
 def join_zookeeper(
     connect: str,
     *,
@@ -125,6 +131,7 @@ def join_zookeeper(
     return registry, cluster_id
 
 
+@blocking
 def leave_zookeeper(registry: BrokerRegistry) -> None:
     try:
         registry.deregister()

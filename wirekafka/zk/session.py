@@ -21,7 +21,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from wirekafka.worker_threads import METADATA, run_blocking
+from wirekafka.worker_threads import METADATA, blocking, run_blocking
 
 log = logging.getLogger("wirekafka.zk")
 
@@ -63,6 +63,7 @@ class ZkSession:
             command_retry=KazooRetry(max_tries=5, max_delay=1.0),
         )
 
+    @blocking
     def start(self) -> None:
         """Connect, creating the chroot if it is missing; ZooKeeperError after the
         connection timeout."""
@@ -132,6 +133,7 @@ class ZkSession:
                 except (KazooException, KazooTimeoutError, ZooKeeperError) as exc:
                     log.error("re-registration after a new ZooKeeper session failed: %s", exc)
 
+    @blocking
     def stop(self) -> None:
         try:
             self.client.stop()

@@ -118,9 +118,9 @@ def _one_change_at_a_time(
     to its record: changes run in worker threads, possibly several at once."""
 
     @functools.wraps(change)
-    def locked(self: TopicManager, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self._changes:
-            return change(self, *args, **kwargs)
+    def locked(manager: TopicManager, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with manager._changes:
+            return change(manager, *args, **kwargs)
 
     return locked
 

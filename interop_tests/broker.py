@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 import wirekafka
+from wirekafka import worker_threads
 
 LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
 START_TIMEOUT_S = 30.0
@@ -107,7 +108,13 @@ class Broker:
         self._stderr_path = self.log_dir / f"broker-{self.data_dir.name}-{self.starts}.stderr"
         self._stderr_file = self._stderr_path.open("wb")
         self._stdout_lines = []
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": _PYTHONPATH}
+        env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": _PYTHONPATH,
+            # a blocking call on the event loop fails the request that makes it
+            worker_threads.CHECK_ENV: "raise",
+        }
         self.process = subprocess.Popen(
             self.command(),
             stdin=subprocess.DEVNULL,

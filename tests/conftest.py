@@ -7,7 +7,12 @@ import os
 
 import pytest
 
+from wirekafka import worker_threads
 from wirekafka.storage import cluster_metadata
+
+# A function that may block, called on the event loop, fails the test that does it
+# (the broker itself only logs it); see wirekafka.worker_threads.
+worker_threads.set_blocking_check("raise")
 
 
 @pytest.fixture

@@ -371,11 +371,11 @@ def test_session_timeout_through_the_runtime(gb):
     groups = gb.ctx.groups
     gb.clock.advance(9_999)
     groups.coordinator.advance(gb.clock())
-    groups.deliver()
+    run(groups.deliver)
     assert heartbeat(gb, 4, member, generation) == ErrorCode.NONE
     gb.clock.advance(10_000)
     groups.coordinator.advance(gb.clock())
-    groups.deliver()
+    run(groups.deliver)
     assert heartbeat(gb, 4, member, generation) == ErrorCode.UNKNOWN_MEMBER_ID
     assert describe(gb, 5, "g")[0].group_state == "Empty"
 
@@ -529,7 +529,7 @@ def test_committed_offsets_survive_a_restart(gb):
     # a member silent for its session after the restart is gone; the group empties
     gb.clock.advance(10_000)
     gb.ctx.groups.coordinator.advance(gb.clock())
-    gb.ctx.groups.deliver()
+    run(gb.ctx.groups.deliver)
     assert heartbeat(gb, 4, member, generation) == ErrorCode.UNKNOWN_MEMBER_ID
     assert describe(gb, 5, "g")[0].group_state == "Empty"
     assert join_member(gb, 7).generation_id == generation + 2
@@ -686,10 +686,10 @@ def expiring(tmp_path) -> Iterator[TestBroker]:
 def test_offsets_of_an_empty_group_expire_after_the_retention(expiring: TestBroker) -> None:
     assert commit(expiring, 2, {("t", 0): 5}) == {("t", 0): ErrorCode.NONE}
     expiring.clock.advance(59_000)
-    assert expiring.ctx.groups.expire_offsets() == 0
+    assert run(expiring.ctx.groups.expire_offsets) == 0
     assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == 5
     expiring.clock.advance(2_000)
-    assert expiring.ctx.groups.expire_offsets() == 1
+    assert run(expiring.ctx.groups.expire_offsets) == 1
     assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1
     expiring.restart()  # the tombstone was written: the offset stays gone
     assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1
@@ -701,7 +701,7 @@ def test_offsets_of_a_group_with_members_do_not_expire(expiring: TestBroker) -> 
         ("t", 1): ErrorCode.NONE
     }
     expiring.clock.advance(10 * 60_000)
-    assert expiring.ctx.groups.expire_offsets() == 0
+    assert run(expiring.ctx.groups.expire_offsets) == 0
     assert fetch(expiring, 3, {"t": [1]})[("t", 1)][0] == 9
 
 
@@ -711,7 +711,7 @@ def test_a_v2_retention_time_sets_its_own_expiry(expiring: TestBroker) -> None:
     response = expiring.call(ApiKey.OFFSET_COMMIT, 2, request)
     assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
     expiring.clock.advance(4_000)
-    assert expiring.ctx.groups.expire_offsets() == 0
+    assert run(expiring.ctx.groups.expire_offsets) == 0
     expiring.clock.advance(2_000)
-    assert expiring.ctx.groups.expire_offsets() == 1
+    assert run(expiring.ctx.groups.expire_offsets) == 1
     assert fetch(expiring, 3, {"t": [0]})[("t", 0)][0] == -1

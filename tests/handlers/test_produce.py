@@ -294,6 +294,27 @@ def test_flush_interval_messages_moves_the_recovery_point(make_broker):
     assert broker.log("t").recovery_point == 2
 
 
+def test_a_produce_that_fills_the_segment_rolls_it_off_the_event_loop(broker):
+    # The tests fail a blocking call made on the event loop: the roll, which creates
+    # the new segment's files, happens in a worker thread, and the append goes on.
+    broker.create_topic("t", configs={"segment.bytes": "200"})
+    offsets = [broker.produce("t", make_batch([b"x" * 100])).base_offset for _ in range(4)]
+    assert offsets == [0, 1, 2, 3]
+    assert [segment.base_offset for segment in broker.log("t").segments] == [0, 1, 2, 3]
+    assert values_in_log(broker, "t") == [(offset, b"x" * 100) for offset in range(4)]
+
+
+def test_an_idempotent_retry_after_a_roll_is_still_a_duplicate(broker):
+    broker.create_topic("t", configs={"segment.bytes": "200"})
+    pid, epoch = init_producer_id(broker)
+    first = broker.produce("t", idempotent([b"a" * 100], pid, epoch, 0))
+    rolled = broker.produce("t", idempotent([b"b" * 100], pid, epoch, 1))
+    retry = broker.produce("t", idempotent([b"b" * 100], pid, epoch, 1))
+    assert (first.base_offset, rolled.base_offset, retry.base_offset) == (0, 1, 1)
+    assert broker.log_end("t") == 2
+    assert len(broker.log("t").segments) == 2
+
+
 # message sets of old clients
 
 

@@ -32,8 +32,10 @@ from wirekafka.storage.log import (
     OffsetOutOfRange,
     PartitionLog,
     ReadResult,
+    RollDue,
     TimestampOffset,
 )
+from wirekafka.storage.segment import LogSegment
 
 SMALL = LogConfig(segment_bytes=4096, index_interval_bytes=256)
 
@@ -287,6 +289,39 @@ def test_a_batch_bigger_than_a_segment_still_goes_in(tmp_path):
     append_all(log, [make_batch(i, value_bytes=500) for i in range(3)])
     assert [s.base_offset for s in log.segments] == [0, 3, 6]
     assert len(read_batches(log)) == 3
+
+
+def test_an_append_asked_not_to_roll_stops_at_a_due_roll_and_appends_nothing(tmp_path):
+    log = new_log(tmp_path, LogConfig(segment_bytes=100))
+    log.append(bytearray(make_batch(0, value_bytes=80)), roll=False)
+    data = bytearray(make_batch(0, value_bytes=80))
+    with pytest.raises(RollDue):
+        log.append(data, roll=False)
+    assert (log.log_end_offset, len(log.segments)) == (3, 1)
+    # until the roll is made, every append stops there, even one that would fit:
+    # the new segment starts at the log end, which must not move meanwhile
+    with pytest.raises(RollDue):
+        log.append(bytearray(make_batch(0, records=1, value_bytes=1)), roll=False)
+    log.roll_when_due()
+    log.roll_when_due()  # nothing more to do
+    assert [s.base_offset for s in log.segments] == [0, 3]
+    assert log.append(data, roll=False).first_offset == 3
+    assert [b.header.base_offset for b in read_batches(log)] == [0, 3]
+
+
+def test_a_roll_creates_the_new_segment_without_the_log_s_lock(tmp_path, monkeypatch):
+    log = new_log(tmp_path, LogConfig(segment_bytes=100))
+    lock_held = []
+    original = LogSegment.__init__
+
+    def creating(segment, *args, **kwargs):
+        lock_held.append(log._lock.locked())
+        original(segment, *args, **kwargs)
+
+    monkeypatch.setattr(LogSegment, "__init__", creating)
+    append_all(log, [make_batch(i, value_bytes=80) for i in range(3)])
+    assert len(log.segments) == 3
+    assert lock_held == [False, False]  # appends and reads were free meanwhile
 
 
 def test_partitions_append_independently_and_each_partition_in_order(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import random
 import threading
 
@@ -26,6 +27,7 @@ from wirekafka.protocol.records.record_batch import (
 )
 from wirekafka.storage.cleaner import CleanerStats, clean_log
 from wirekafka.storage.config import HOUR_MS, LogConfig
+from wirekafka.storage.files import CLEANED_SUFFIX
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.producer_state import InvalidProducerBatch
 from wirekafka.storage.segment import LogSegment
@@ -320,6 +322,84 @@ def test_a_merge_interrupted_after_its_swap_file_is_completed_on_reopen(tmp_path
     assert sorted(r.offset for r in records) == sorted(offsets.values())
     assert not list((tmp_path / "c-0").glob("*.swap"))
     assert len(reopened.segments) < len(bases)
+
+
+def test_a_pass_interrupted_before_its_swap_leaves_the_log_as_it_was(tmp_path, monkeypatch):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    write_updates(log, clock, random.Random(14), 300, [b"a", b"b", b"c", b"d"])
+    log.roll()
+    before = surviving(log)
+    original = LogSegment.replace_file_suffix
+
+    def die_before_swap(segment, old, new):
+        if old == CLEANED_SUFFIX:
+            raise Died
+        return original(segment, old, new)
+
+    monkeypatch.setattr(LogSegment, "replace_file_suffix", die_before_swap)
+    with pytest.raises(Died):
+        clean_log(log)
+    monkeypatch.undo()
+    names = sorted(path.name for path in (tmp_path / "c-0").iterdir())
+    assert [name for name in names if name.endswith(".cleaned")] == [
+        "00000000000000000000.index.cleaned",
+        "00000000000000000000.log.cleaned",
+        "00000000000000000000.timeindex.cleaned",
+    ]  # the copy was whole, indexes and all, before anything else changed
+    del log
+    reopened = PartitionLog(tmp_path / "c-0", "c", 0, COMPACTED, clock, clean_shutdown=False)
+    assert not list((tmp_path / "c-0").glob("*.cleaned"))
+    assert surviving(reopened) == before
+
+
+def test_the_swap_holds_the_log_s_lock_for_renames_only(tmp_path, monkeypatch):
+    # The index rebuild of the copy (a scan of every batch) and every fsync happen
+    # before the lock is taken or after it is let go: appends go on meanwhile.
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    latest, _ = write_updates(log, clock, random.Random(15), 300, [b"a", b"b", b"c"])
+    log.roll()
+    lock_held: dict[str, list[bool]] = {"rebuild_indexes": [], "fsync": [], "rename": []}
+
+    def watch(name, original):
+        def watching(*args, **kwargs):
+            lock_held[name].append(log._lock.locked())
+            return original(*args, **kwargs)
+
+        return watching
+
+    monkeypatch.setattr(
+        LogSegment, "rebuild_indexes", watch("rebuild_indexes", LogSegment.rebuild_indexes)
+    )
+    monkeypatch.setattr(os, "fsync", watch("fsync", os.fsync))
+    monkeypatch.setattr(os, "rename", watch("rename", os.rename))
+    assert clean_log(log).segments_rewritten > 1
+    assert lock_held["rebuild_indexes"] and not any(lock_held["rebuild_indexes"])
+    assert lock_held["fsync"] and not any(lock_held["fsync"])
+    assert any(lock_held["rename"])  # the swap itself: old files .deleted, the copy's named
+    assert {r.key: r.value for r in surviving(log)} == latest
+
+
+def test_a_copy_whose_segments_left_meanwhile_is_not_swapped_in(tmp_path, monkeypatch):
+    clock = FakeClock()
+    log = new_log(tmp_path, clock)
+    write_updates(log, clock, random.Random(16), 300, [b"a", b"b", b"c"])
+    log.roll()
+    original = LogSegment.rebuild_indexes
+
+    def retention_meanwhile(segment):
+        if segment.log_path.name.endswith(CLEANED_SUFFIX) and log.segments[0].size:
+            log.delete_records(log.log_end_offset)  # as retention does, while the copy is made
+            log.delete_old_segments()
+        original(segment)
+
+    monkeypatch.setattr(LogSegment, "rebuild_indexes", retention_meanwhile)
+    stats = clean_log(log)
+    assert stats.segments_rewritten == 0
+    names = [path.name for path in (tmp_path / "c-0").iterdir()]
+    assert not [name for name in names if name.endswith((".cleaned", ".swap"))]
+    assert [s.base_offset for s in log.segments] == [log.log_end_offset]
 
 
 # idempotent producers: their sequence numbers outlive their records

@@ -6,6 +6,7 @@ import json
 import os
 
 import pytest
+import trio
 
 from wirekafka.broker.producers import PRODUCER_ID_BLOCK_SIZE, ProducerIds
 from wirekafka.storage.cluster_metadata import (
@@ -115,9 +116,13 @@ def test_put_topics_with_nothing_does_not_write(path):
 
 def test_producer_id_blocks_never_repeat_across_reopen(path):
     seen: list[int] = []
+
+    async def take(ids: ProducerIds, count: int) -> None:
+        for _ in range(count):
+            seen.append(await ids.next_id())  # a new block is recorded in a worker thread
+
     for _ in range(3):
-        ids = ProducerIds(ClusterMetadata(path))
-        seen.extend(ids.next_id() for _ in range(PRODUCER_ID_BLOCK_SIZE + 2))
+        trio.run(take, ProducerIds(ClusterMetadata(path)), PRODUCER_ID_BLOCK_SIZE + 2)
     assert len(seen) == len(set(seen)) == 3 * (PRODUCER_ID_BLOCK_SIZE + 2)
     assert seen[:3] == [0, 1, 2]
     assert seen[PRODUCER_ID_BLOCK_SIZE + 2] == 2 * PRODUCER_ID_BLOCK_SIZE

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
+from wirekafka.worker_threads import blocking
 from wirekafka.zk.cluster import NO_LEADER, ZkCluster
 from wirekafka.zk.session import ZooKeeperError
 
@@ -121,20 +122,24 @@ class ZkTopicStore:
             for name, t in self.cluster.topics().items()
         }
 
+    @blocking
     def put_topics(self, topics: list[TopicDefinition]) -> None:
         """Create topics (TopicAlreadyExists when one exists)."""
         with _recording():
             for topic in topics:
                 self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
 
+    @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         with _recording():
             self.cluster.set_topic_configs(name, configs)
 
+    @blocking
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         with _recording():
             self.cluster.add_partitions(name, partitions, brokers)
 
+    @blocking
     def remove_topic(self, name: str) -> bool:
         if self.cluster.topic(name) is None:
             return False
@@ -142,6 +147,7 @@ class ZkTopicStore:
             self.cluster.request_deletion(name)
         return True
 
+    @blocking
     def allocate_producer_ids(self, count: int) -> range:
         with _recording():
             return self.cluster.allocate_producer_ids(count)

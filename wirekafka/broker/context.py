@@ -30,6 +30,7 @@ from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMet
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
+from wirekafka.worker_threads import blocking
 from wirekafka.zk.cluster import ZkCluster
 
 
@@ -57,6 +58,7 @@ class BrokerContext:
     appends: AppendWatch = field(default_factory=AppendWatch)
 
 
+@blocking
 def open_broker_context(
     config: BrokerConfig,
     clock: Clock,

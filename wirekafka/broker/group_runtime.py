@@ -1,11 +1,22 @@
 """The group coordinator on trio: held replies become waits, deadlines become a
-timer task, and changes are written to ``__consumer_offsets``."""
+timer task, and changes are written to ``__consumer_offsets``.
+
+The coordinator's state lives on the event loop. Writes to
+``__consumer_offsets`` (which may create the topic, roll a segment or flush)
+run in worker threads, one at a time and in the order they were asked for,
+so the log holds a group's changes in the order they happened; a write goes
+on to its end even if the request that asked for it is cancelled. A reply the
+coordinator completes is handed out once the group's metadata it changed is
+written, as Kafka's coordinator answers SyncGroup after its append.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
 import trio
@@ -18,6 +29,7 @@ from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import Clock
+from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
 
 log = logging.getLogger("wirekafka.groups")
 
@@ -76,7 +88,9 @@ class GroupRuntime:
         self.offsets_retention_ms = offsets_retention_ms
         self.offset_metadata_max_bytes = offset_metadata_max_bytes
         self._wake = trio.Event()
+        self._writes = trio.Lock()  # one write to __consumer_offsets at a time, in order
 
+    @blocking
     def load(self) -> None:
         """Rebuild committed offsets and groups (with their members) from ``__consumer_offsets``
         (created, as in Kafka, when a client first looks for a coordinator)."""
@@ -110,11 +124,41 @@ class GroupRuntime:
                 OFFSETS_TOPIC,
             )
 
-    def coordinator_error(self, group_id: str) -> ErrorCode:
+    async def coordinator_id(self, group_id: str) -> int | ErrorCode:
+        """The group's coordinator: the leader of its ``__consumer_offsets``
+        partition (-1 when leaderless), the topic created first (in a worker
+        thread) if it is missing; COORDINATOR_NOT_AVAILABLE when it cannot be."""
+        if not self.offsets_log.exists():
+            created = await run_blocking(METADATA, self.offsets_log.ensure_topic)
+            if created != ErrorCode.NONE:
+                return created
+        return self.offsets_log.leader_of(group_id)
+
+    async def coordinator_error(self, group_id: str) -> ErrorCode:
         """NONE when this broker coordinates the group; NOT_COORDINATOR on a broker
         of a cluster that does not; COORDINATOR_NOT_AVAILABLE when
         ``__consumer_offsets`` is missing and cannot be created now."""
-        return self.offsets_log.coordinator_error(group_id)
+        coordinator = await self.coordinator_id(group_id)
+        if isinstance(coordinator, ErrorCode):
+            return coordinator
+        if coordinator != self.offsets_log.topics.broker_id:
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """The turn to write to ``__consumer_offsets`` (in worker threads): one
+        writer at a time, in the order they asked. A writer changes what it keeps
+        in memory in its turn too, so memory and the log change in the same
+        order. Shielded: a write is never left half done."""
+        with trio.CancelScope(shield=True):
+            async with self._writes:
+                yield
+
+    async def _write(self, write: Callable[[], ErrorCode]) -> ErrorCode:
+        async with self._writing():
+            written = await run_blocking(LOG_DIRS, write)
+        return written
 
     # calls into the coordinator
 
@@ -122,24 +166,33 @@ class GroupRuntime:
         """Run a JoinGroup/SyncGroup call; wait if the coordinator holds the reply."""
         reply = _Reply()
         result = call(reply)
-        self.deliver()
+        await self.deliver()
         if result is not None:
             return result
         await reply.event.wait()
         assert reply.result is not None
         return reply.result  # type: ignore[return-value]
 
-    def deliver(self) -> None:
-        """Hand out replies the last call completed, persist changed groups, re-arm the timer."""
-        for reply_to, result in self.coordinator.take_replies():
-            if isinstance(reply_to, _Reply):
-                reply_to.result = result
-                reply_to.event.set()
-        for group_id in self.coordinator.take_stored():
-            group = self.coordinator.groups.get(group_id)
-            if group is not None:
-                self.offsets_log.write_group(group_id, group_metadata(group))
-        self._wake.set()
+    async def deliver(self) -> None:
+        """Persist the groups the last calls changed, then hand out the replies they
+        completed, and re-arm the timer."""
+        replies = self.coordinator.take_replies()
+        stored = [
+            (group_id, group_metadata(group))
+            for group_id in self.coordinator.take_stored()
+            if (group := self.coordinator.groups.get(group_id)) is not None
+        ]
+        try:
+            for group_id, metadata in stored:
+                await self._write(
+                    functools.partial(self.offsets_log.write_group, group_id, metadata)
+                )
+        finally:
+            for reply_to, result in replies:
+                if isinstance(reply_to, _Reply):
+                    reply_to.result = result
+                    reply_to.event.set()
+            self._wake.set()
 
     async def run_timers(self) -> None:
         """Advance the coordinator at each deadline (session and rebalance timeouts)."""
@@ -150,28 +203,53 @@ class GroupRuntime:
             with trio.move_on_after(wait_s):
                 await self._wake.wait()
             self.coordinator.advance(self.clock())
-            self.deliver()
+            await self.deliver()
 
     # offsets
 
-    def commit(self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]) -> ErrorCode:
-        error = self.offsets_log.write_offsets(group_id, dict(offsets))
-        if error == ErrorCode.NONE:
-            self.offsets.commit(group_id, offsets)
+    async def commit(
+        self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]
+    ) -> ErrorCode:
+        written: dict[tuple[str, int], CommittedOffset | None] = dict(offsets)
+        async with self._writing():
+            error = await run_blocking(LOG_DIRS, self.offsets_log.write_offsets, group_id, written)
+            if error == ErrorCode.NONE:
+                self.offsets.commit(group_id, offsets)
         return error
 
-    def delete_group(self, group_id: str) -> ErrorCode:
-        error = self.coordinator.delete(group_id, self.clock())
-        if error == ErrorCode.GROUP_ID_NOT_FOUND and self.offsets.committed(group_id):
-            error = ErrorCode.NONE  # only offsets are left: deleting them is deleting the group
-        if error != ErrorCode.NONE:
-            return error
-        removed = self.offsets.delete_group(group_id)
-        self.offsets_log.write_offsets(group_id, {tp: None for tp in removed})
-        self.offsets_log.write_group(group_id, None)
+    async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> ErrorCode:
+        """Delete the group's committed offsets of ``partitions`` (those it has)."""
+        async with self._writing():
+            committed = self.offsets.committed(group_id)
+            doomed: dict[tuple[str, int], CommittedOffset | None] = {
+                tp: None for tp in partitions if tp in committed
+            }
+            if not doomed:
+                return ErrorCode.NONE
+            error = await run_blocking(LOG_DIRS, self.offsets_log.write_offsets, group_id, doomed)
+            if error == ErrorCode.NONE:
+                for tp in doomed:
+                    self.offsets.remove(group_id, tp)
+        return error
+
+    async def delete_group(self, group_id: str) -> ErrorCode:
+        async with self._writing():
+            error = self.coordinator.delete(group_id, self.clock())
+            if error == ErrorCode.GROUP_ID_NOT_FOUND and self.offsets.committed(group_id):
+                error = ErrorCode.NONE  # only offsets are left: deleting them is deleting the group
+            if error != ErrorCode.NONE:
+                return error
+            removed = self.offsets.delete_group(group_id)
+            tombstones: dict[tuple[str, int], CommittedOffset | None] = dict.fromkeys(removed)
+            await run_blocking(LOG_DIRS, self.offsets_log.write_offsets, group_id, tombstones)
+            await run_blocking(LOG_DIRS, self.offsets_log.write_group, group_id, None)
         return ErrorCode.NONE
 
-    def expire_offsets(self) -> int:
+    async def expire_offsets(self) -> int:
+        async with self._writing():
+            return await self._expire_offsets()
+
+    async def _expire_offsets(self) -> int:
         now = self.clock()
         empty_since = {}
         for group_id in self.offsets.groups():
@@ -185,7 +263,10 @@ class GroupRuntime:
         for group_id, partition in doomed:
             by_group.setdefault(group_id, {})[partition] = None
         for group_id, partitions in by_group.items():
-            if self.offsets_log.write_offsets(group_id, partitions) == ErrorCode.NONE:
+            written = await run_blocking(
+                LOG_DIRS, self.offsets_log.write_offsets, group_id, partitions
+            )
+            if written == ErrorCode.NONE:
                 for partition in partitions:
                     self.offsets.remove(group_id, partition)
         return len(doomed)

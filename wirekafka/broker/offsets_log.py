@@ -7,6 +7,11 @@ compacted, with ``offsets.topic.num.partitions`` partitions. At startup it is
 read back to rebuild the offsets and the groups' generations; what cannot be
 read there (a batch whose records do not parse, a record of unknown layout) is
 logged and passed over, never a reason not to start.
+
+Writing to the topic (creating it, appending, possibly rolling and flushing)
+blocks: those methods run in worker threads (:class:`GroupRuntime` sends
+them through the seam, one at a time); :meth:`OffsetsLog.exists` and the
+coordinator's placement never block.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch, iter_batches
 from wirekafka.storage.log import Clock, PartitionLog, ReadResult, StorageError
+from wirekafka.worker_threads import blocking
 
 __all__ = [
     "OFFSETS_TOPIC",
@@ -73,6 +79,7 @@ class OffsetsLog:
             self.partitions = existing.partitions  # the topic's count rules once it exists
         return existing is not None
 
+    @blocking
     def ensure_topic(self) -> ErrorCode:
         """Create the topic if it is missing: NONE, or COORDINATOR_NOT_AVAILABLE
         when it cannot be recorded (clients look for the coordinator again)."""
@@ -84,31 +91,21 @@ class OffsetsLog:
         self.exists()  # another broker's count, when it created the topic first
         return ErrorCode.NONE
 
-    def coordinator_id(self, group_id: str) -> int | ErrorCode:
-        """The group's coordinator: the leader of its partition (-1 when
-        leaderless); COORDINATOR_NOT_AVAILABLE when the topic cannot be created."""
-        created = self.ensure_topic()
-        if created != ErrorCode.NONE:
-            return created
+    def leader_of(self, group_id: str) -> int:
+        """The group's coordinator, once the topic exists: the leader of its
+        partition (-1 when leaderless)."""
         return self.topics.cluster.leader(OFFSETS_TOPIC, self.partition_of(group_id))
-
-    def coordinator_error(self, group_id: str) -> ErrorCode:
-        """NONE when this broker coordinates the group, else why not: NOT_COORDINATOR,
-        or COORDINATOR_NOT_AVAILABLE when the topic cannot be created."""
-        coordinator = self.coordinator_id(group_id)
-        if isinstance(coordinator, ErrorCode):
-            return coordinator
-        return ErrorCode.NONE if coordinator == self.topics.broker_id else ErrorCode.NOT_COORDINATOR
 
     def partition_of(self, group_id: str) -> int:
         return partition_for_group(group_id, self.partitions)
 
+    @blocking
     def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         if not entries:
             return ErrorCode.NONE
         if self.ensure_topic() != ErrorCode.NONE:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        found = self.topics.partition_log(OFFSETS_TOPIC, self.partition_of(group_id))
+        found = self.topics.open_log(OFFSETS_TOPIC, self.partition_of(group_id))
         if isinstance(found, ErrorCode):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         now = self.clock()
@@ -120,6 +117,7 @@ class OffsetsLog:
             return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NONE
 
+    @blocking
     def write_offsets(
         self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset | None]
     ) -> ErrorCode:
@@ -129,11 +127,13 @@ class OffsetsLog:
             entries.append(encode_offset_commit(key, committed))
         return self._append(group_id, entries)
 
+    @blocking
     def write_group(self, group_id: str, metadata: GroupMetadataValue | None) -> ErrorCode:
         return self._append(
             group_id, [encode_group_metadata(GroupMetadataKey(group=group_id), metadata)]
         )
 
+    @blocking
     def load(self) -> Iterator[LoadedOffset | LoadedGroup]:
         """Every readable record of the topic, partition by partition, oldest first."""
         for partition in range(self.partitions):

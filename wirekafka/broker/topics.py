@@ -9,21 +9,32 @@ A topic is recorded before its partition directories are made; a partition
 whose directory cannot be made then is made on first use, so a topic is never
 left half there. A change the metadata store cannot record changes nothing and
 is answered with KAFKA_STORAGE_ERROR, which clients may retry.
+
+Lookups never block and run on the event loop. Changes (creation, deletion,
+partitions, configs) write to the metadata store and the log dirs: they are
+``blocking``, run in worker threads, one at a time (a change's checks and its
+record are one step), and so is the creation of a log on first use
+(:meth:`TopicManager.partition_log` goes through the seam for it).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Concatenate, ParamSpec, TypeVar
 
 from wirekafka.broker.cluster import ClusterView, TopicStore
 from wirekafka.config import BrokerConfig
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
-from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys
+from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys, topic_properties
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.log_manager import LogManager
+from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
 from wirekafka.zk.cluster import TopicAlreadyExists
 
 log = logging.getLogger("wirekafka.topics")
@@ -37,6 +48,9 @@ INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 _INTERNAL_TOPIC_CONFIGS = {OFFSETS_TOPIC: OFFSETS_TOPIC_CONFIGS}
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +89,7 @@ def adopted_topic(name: str, partitions: int) -> TopicDefinition:
     return TopicDefinition(name, partitions, dict(_INTERNAL_TOPIC_CONFIGS.get(name, {})))
 
 
+@blocking
 def restore_offsets_topic_configs(store: TopicStore) -> None:
     """Give a stored ``__consumer_offsets`` without compaction its compaction back.
 
@@ -96,6 +111,20 @@ def restore_offsets_topic_configs(store: TopicStore) -> None:
     store.set_topic_configs(OFFSETS_TOPIC, configs)
 
 
+def _one_change_at_a_time(
+    change: Callable[Concatenate[TopicManager, P], R],
+) -> Callable[Concatenate[TopicManager, P], R]:
+    """A change to the topics, made holding the manager's lock from its checks
+    to its record: changes run in worker threads, possibly several at once."""
+
+    @functools.wraps(change)
+    def locked(manager: TopicManager, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with manager._changes:
+            return change(manager, *args, **kwargs)
+
+    return locked
+
+
 class TopicManager:
     def __init__(
         self,
@@ -114,7 +143,10 @@ class TopicManager:
         self.cluster = cluster
         self.broker_id = broker_id
         self.max_partitions = max_partitions
+        self._changes = threading.RLock()  # see _one_change_at_a_time
 
+    @blocking
+    @_one_change_at_a_time
     def adopt_partition_dirs(self) -> None:
         """Record topics found as partition dirs but missing from the metadata file."""
         found: dict[str, int] = {}
@@ -143,15 +175,22 @@ class TopicManager:
     def log_config(self, name: str) -> LogConfig:
         return topic_log_config(self.config.log, self.metadata.topic(name))
 
-    def partition_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
-        """The partition's log, created on first use; an error for unknown
-        partitions, and KAFKA_STORAGE_ERROR when its directory cannot be made."""
+    def local_log(self, name: str, partition: int) -> PartitionLog | ErrorCode | None:
+        """The partition's log if it is open here; an error for unknown partitions
+        and those led elsewhere; None when it is led here but its log is not made
+        yet (:meth:`open_log` makes it). Never blocks."""
         topic = self.metadata.topic(name)
         if topic is None or not 0 <= partition < topic.partitions:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if self.cluster.leader(name, partition) != self.broker_id:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        existing = self.logs.get_log(name, partition)
+        return self.logs.get_log(name, partition)
+
+    @blocking
+    def open_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
+        """The partition's log, created on first use; an error for unknown
+        partitions, and KAFKA_STORAGE_ERROR when its directory cannot be made."""
+        existing = self.local_log(name, partition)
         if existing is not None:
             return existing
         try:
@@ -159,6 +198,14 @@ class TopicManager:
         except OSError as exc:
             log.error("cannot create the log of %s-%d: %s", name, partition, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
+
+    async def partition_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
+        """:meth:`open_log` from the event loop: a log not made yet is made in a
+        worker thread."""
+        found = self.local_log(name, partition)
+        if found is None:
+            return await run_blocking(LOG_DIRS, self.open_log, name, partition)
+        return found
 
     def check_new_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
@@ -254,6 +301,8 @@ class TopicManager:
         log.warning("refused: %s", message)
         return TopicError(ErrorCode.POLICY_VIOLATION, message)
 
+    @blocking
+    @_one_change_at_a_time
     def create_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicError | None:
@@ -263,6 +312,8 @@ class TopicManager:
             return error
         return self._create(TopicDefinition(name, partitions, dict(configs)))
 
+    @blocking
+    @_one_change_at_a_time
     def create_internal_topic(self, name: str, partitions: int) -> TopicError | None:
         """The broker's own creation of an internal topic, with the broker's configs."""
         if name not in INTERNAL_TOPICS:
@@ -274,6 +325,7 @@ class TopicManager:
             return error
         return self._create(adopted_topic(name, partitions))
 
+    @blocking
     def _create(self, topic: TopicDefinition) -> TopicError | None:
         name = topic.name
         try:
@@ -289,6 +341,7 @@ class TopicManager:
         log.info("created topic %s with %d partitions", name, topic.partitions)
         return None
 
+    @blocking
     def _create_local_logs(self, name: str, partitions: range) -> None:
         """The logs of a topic's new partitions led here; one that cannot be made
         now is made on first use (the partitions are recorded)."""
@@ -305,6 +358,8 @@ class TopicManager:
                     name, partition, exc,
                 )  # fmt: skip
 
+    @blocking
+    @_one_change_at_a_time
     def set_topic_configs(
         self, name: str, configs: dict[str, str], *, validate_only: bool = False
     ) -> TopicError | None:
@@ -342,6 +397,27 @@ class TopicManager:
         self.apply_log_configs(name)
         return None
 
+    @blocking
+    @_one_change_at_a_time
+    def alter_topic_configs(
+        self,
+        name: str,
+        change: Callable[[dict[str, str], dict[str, str]], dict[str, str] | TopicError],
+        *,
+        validate_only: bool = False,
+    ) -> TopicError | None:
+        """Replace a topic's config overrides by what ``change`` makes of its current
+        ones and its effective configs (or the error it gives), in one step."""
+        topic = self.metadata.topic(name)
+        if topic is None:
+            return TopicError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
+            )
+        changed = change(dict(topic.configs), topic_properties(self.log_config(name)))
+        if isinstance(changed, TopicError):
+            return changed
+        return self.set_topic_configs(name, changed, validate_only=validate_only)
+
     def apply_log_configs(self, name: str | None = None) -> None:
         """Give the open logs of a topic (None: of every topic) its configs as recorded
         (in ZooKeeper mode, also those changed through another broker)."""
@@ -355,6 +431,8 @@ class TopicManager:
             if partition_log.config != configs[topic]:
                 partition_log.reconfigure(configs[topic])
 
+    @blocking
+    @_one_change_at_a_time
     def add_partitions(
         self,
         name: str,
@@ -428,11 +506,14 @@ class TopicManager:
                 )
         return None
 
+    @blocking
     def auto_create(self, name: str) -> TopicError | None:
         return self.create_topic(
             name, self.config.num_partitions, self.config.default_replication_factor, {}
         )
 
+    @blocking
+    @_one_change_at_a_time
     def delete_topic(self, name: str) -> TopicError | None:
         """A client's deletion (DeleteTopics)."""
         if name in INTERNAL_TOPICS:
@@ -457,6 +538,7 @@ class TopicManager:
         log.info("deleted topic %s", name)
         return None
 
+    @blocking
     def drop_local_logs(self, name: str) -> None:
         for partition_log in self.logs.all_logs():
             if partition_log.topic != name:
@@ -470,6 +552,8 @@ class TopicManager:
                     name, partition_log.partition, exc,
                 )  # fmt: skip
 
+    @blocking
+    @_one_change_at_a_time
     def drop_logs_of_deleted_topics(self) -> list[str]:
         """Remove local partitions of topics the cluster no longer has (deleted
         through another broker); the names of those topics."""

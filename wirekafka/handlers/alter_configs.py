@@ -35,7 +35,7 @@ def _alteration(resource: AlterConfigsResource) -> Alteration:
 async def handle_alter_configs(ctx: BrokerContext, request: Request) -> AlterConfigsResponse:
     body: AlterConfigsRequest = request.body
     alterations = [_alteration(r) for r in body.resources]
-    outcomes = alter_all(ctx, alterations, body.validate_only)
+    outcomes = await alter_all(ctx, alterations, body.validate_only)
     return AlterConfigsResponse(
         throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

@@ -9,6 +9,7 @@ is refused with INVALID_REQUEST; an empty change is accepted.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from wirekafka.handlers.describe_configs import RESOURCE_BROKER, RESOURCE_TOPIC
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.alter_configs import AlterConfigsResourceResponse
 from wirekafka.protocol.messages.incremental_alter_configs import ConfigOperation
-from wirekafka.storage.config import TOPIC_LOG_KEYS, topic_properties
+from wirekafka.storage.config import TOPIC_LOG_KEYS
+from wirekafka.worker_threads import METADATA, run_blocking
 
 LIST_TOPIC_KEYS = frozenset({"cleanup.policy"})  # Kafka's LIST-typed topic configs served here
 
@@ -42,7 +44,7 @@ class Alteration:
     change: Change
 
 
-def alter_all(
+async def alter_all(
     ctx: BrokerContext, alterations: Sequence[Alteration], validate_only: bool
 ) -> list[TopicError]:
     """Each resource's outcome (ACCEPTED, or its error), in request order; a
@@ -57,7 +59,7 @@ def alter_all(
         elif alteration.refused is not None:
             outcomes.append(alteration.refused)
         else:
-            outcomes.append(_alter(ctx, alteration, validate_only) or ACCEPTED)
+            outcomes.append(await _alter(ctx, alteration, validate_only) or ACCEPTED)
     return outcomes
 
 
@@ -82,10 +84,12 @@ def duplicate_keys_error(names: Sequence[str]) -> TopicError | None:
     return None
 
 
-def _alter(ctx: BrokerContext, alteration: Alteration, validate_only: bool) -> TopicError | None:
+async def _alter(
+    ctx: BrokerContext, alteration: Alteration, validate_only: bool
+) -> TopicError | None:
     name = alteration.resource_name
     if alteration.resource_type == RESOURCE_TOPIC:
-        return _alter_topic(ctx, name, alteration.change, validate_only)
+        return await _alter_topic(ctx, name, alteration.change, validate_only)
     if alteration.resource_type == RESOURCE_BROKER:
         return _broker_error(ctx, name, alteration.keys)
     return TopicError(
@@ -95,21 +99,15 @@ def _alter(ctx: BrokerContext, alteration: Alteration, validate_only: bool) -> T
     )
 
 
-def _alter_topic(
+async def _alter_topic(
     ctx: BrokerContext, name: str, change: Change, validate_only: bool
 ) -> TopicError | None:
     if not name:
         return TopicError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
-    topic = ctx.topics.topic(name)
-    if topic is None:
-        return TopicError(
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
-        )
-    effective = topic_properties(ctx.topics.log_config(name))
-    changed = change(dict(topic.configs), effective)
-    if isinstance(changed, TopicError):
-        return changed
-    return ctx.topics.set_topic_configs(name, changed, validate_only=validate_only)
+    alter = functools.partial(
+        ctx.topics.alter_topic_configs, name, change, validate_only=validate_only
+    )
+    return await run_blocking(METADATA, alter)
 
 
 def _broker_error(ctx: BrokerContext, name: str, keys: Sequence[str]) -> TopicError | None:

@@ -4,6 +4,7 @@ INVALID_PARTITIONS; internal topics are the broker's."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 from wirekafka.broker.context import BrokerContext
@@ -16,15 +17,17 @@ from wirekafka.protocol.messages.create_partitions import (
     CreatePartitionsTopicResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import METADATA, run_blocking
 
 
-def _add(
+async def _add(
     ctx: BrokerContext, topic: CreatePartitionsTopic, validate_only: bool
 ) -> TopicError | None:
     assignments = None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
-    return ctx.topics.add_partitions(
-        topic.name, topic.count, assignments, validate_only=validate_only
+    add = functools.partial(
+        ctx.topics.add_partitions, topic.name, topic.count, assignments, validate_only=validate_only
     )
+    return await run_blocking(METADATA, add)
 
 
 async def handle_create_partitions(
@@ -39,7 +42,7 @@ async def handle_create_partitions(
                 ErrorCode.INVALID_REQUEST, "Duplicate topic in request."
             )
         else:
-            error = _add(ctx, topic, body.validate_only)
+            error = await _add(ctx, topic, body.validate_only)
         results.append(
             CreatePartitionsTopicResult(
                 name=topic.name,

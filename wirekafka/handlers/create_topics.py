@@ -15,6 +15,7 @@ from wirekafka.protocol.messages.create_topics import (
 )
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.config import topic_properties
+from wirekafka.worker_threads import METADATA, run_blocking
 
 DEFAULT_FROM_BROKER = -1
 
@@ -51,7 +52,9 @@ def _partition_count(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, in
     return partitions, replication
 
 
-def _create(ctx: BrokerContext, topic: CreatableTopic, validate_only: bool) -> CreatableTopicResult:
+async def _create(
+    ctx: BrokerContext, topic: CreatableTopic, validate_only: bool
+) -> CreatableTopicResult:
     result = CreatableTopicResult(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
     counts = _partition_count(ctx, topic)
     if isinstance(counts, TopicError):
@@ -59,8 +62,12 @@ def _create(ctx: BrokerContext, topic: CreatableTopic, validate_only: bool) -> C
     else:
         partitions, replication = counts
         configs = {c.name: c.value for c in topic.configs if c.value is not None}
-        check = ctx.topics.check_new_topic if validate_only else ctx.topics.create_topic
-        error = check(topic.name, partitions, replication, configs)
+        if validate_only:
+            error = ctx.topics.check_new_topic(topic.name, partitions, replication, configs)
+        else:
+            error = await run_blocking(
+                METADATA, ctx.topics.create_topic, topic.name, partitions, replication, configs
+            )
     if error is not None:
         result.error_code, result.error_message = error.code, error.message
         return result
@@ -93,5 +100,5 @@ async def handle_create_topics(ctx: BrokerContext, request: Request) -> CreateTo
                 )
             )
             continue
-        results.append(_create(ctx, topic, body.validate_only))
+        results.append(await _create(ctx, topic, body.validate_only))
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)

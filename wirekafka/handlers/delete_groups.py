@@ -12,9 +12,9 @@ from wirekafka.protocol.messages.delete_groups import (
 from wirekafka.protocol.rpc import Request
 
 
-def _delete(ctx: BrokerContext, group_id: str) -> ErrorCode:
-    refused = ctx.groups.coordinator_error(group_id)
-    return refused if refused != ErrorCode.NONE else ctx.groups.delete_group(group_id)
+async def _delete(ctx: BrokerContext, group_id: str) -> ErrorCode:
+    refused = await ctx.groups.coordinator_error(group_id)
+    return refused if refused != ErrorCode.NONE else await ctx.groups.delete_group(group_id)
 
 
 async def handle_delete_groups(ctx: BrokerContext, request: Request) -> DeleteGroupsResponse:
@@ -24,7 +24,7 @@ async def handle_delete_groups(ctx: BrokerContext, request: Request) -> DeleteGr
         results=[
             DeletableGroupResult(
                 group_id=group_id,
-                error_code=_delete(ctx, group_id),
+                error_code=await _delete(ctx, group_id),
             )
             for group_id in body.groups_names
         ],

@@ -19,13 +19,13 @@ from wirekafka.storage.log import StorageError
 HIGH_WATERMARK = -1  # "delete everything"
 
 
-def _delete(
+async def _delete(
     ctx: BrokerContext, topic: str, asked: DeleteRecordsPartition
 ) -> DeleteRecordsPartitionResult:
     result = DeleteRecordsPartitionResult(
         partition_index=asked.partition_index, low_watermark=-1, error_code=ErrorCode.NONE
     )
-    found = ctx.topics.partition_log(topic, asked.partition_index)
+    found = await ctx.topics.partition_log(topic, asked.partition_index)
     if isinstance(found, ErrorCode):
         result.error_code = found
         return result
@@ -49,7 +49,7 @@ async def handle_delete_records(ctx: BrokerContext, request: Request) -> DeleteR
         throttle_time_ms=0,
         topics=[
             DeleteRecordsTopicResult(
-                name=t.name, partitions=[_delete(ctx, t.name, p) for p in t.partitions]
+                name=t.name, partitions=[await _delete(ctx, t.name, p) for p in t.partitions]
             )
             for t in body.topics
         ],

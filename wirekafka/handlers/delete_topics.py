@@ -13,17 +13,18 @@ from wirekafka.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import METADATA, run_blocking
 
 FIRST_TOPIC_STATE_VERSION = 6
 
 
-def _delete(ctx: BrokerContext, name: str | None, topic_id: UUID) -> DeletableTopicResult:
+async def _delete(ctx: BrokerContext, name: str | None, topic_id: UUID) -> DeletableTopicResult:
     result = DeletableTopicResult(name=name, topic_id=topic_id, error_code=ErrorCode.NONE)
     if name is None:
         result.error_code = ErrorCode.UNKNOWN_TOPIC_ID
         result.error_message = "topics are deleted by name on this broker"
         return result
-    error = ctx.topics.delete_topic(name)
+    error = await run_blocking(METADATA, ctx.topics.delete_topic, name)
     if error is not None:
         result.error_code, result.error_message = error.code, error.message
     return result
@@ -32,7 +33,7 @@ def _delete(ctx: BrokerContext, name: str | None, topic_id: UUID) -> DeletableTo
 async def handle_delete_topics(ctx: BrokerContext, request: Request) -> DeleteTopicsResponse:
     body: DeleteTopicsRequest = request.body
     if request.version >= FIRST_TOPIC_STATE_VERSION:
-        results = [_delete(ctx, t.name, t.topic_id) for t in body.topics]
+        results = [await _delete(ctx, t.name, t.topic_id) for t in body.topics]
     else:
-        results = [_delete(ctx, name, NO_TOPIC_ID) for name in body.topic_names]
+        results = [await _delete(ctx, name, NO_TOPIC_ID) for name in body.topic_names]
     return DeleteTopicsResponse(throttle_time_ms=0, responses=results)

@@ -14,8 +14,8 @@ from wirekafka.protocol.messages.describe_groups import (
 from wirekafka.protocol.rpc import Request
 
 
-def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
-    refused = ctx.groups.coordinator_error(group_id)
+async def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
+    refused = await ctx.groups.coordinator_error(group_id)
     if refused != ErrorCode.NONE:
         return DescribedGroup(
             error_code=refused, group_id=group_id, group_state="",
@@ -52,5 +52,5 @@ def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
 async def handle_describe_groups(ctx: BrokerContext, request: Request) -> DescribeGroupsResponse:
     body: DescribeGroupsRequest = request.body
     return DescribeGroupsResponse(
-        throttle_time_ms=0, groups=[_describe(ctx, group_id) for group_id in body.groups]
+        throttle_time_ms=0, groups=[await _describe(ctx, group_id) for group_id in body.groups]
     )

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import trio
-
 from wirekafka.broker.context import BrokerContext
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_log_dirs import (
@@ -20,10 +18,12 @@ from wirekafka.protocol.messages.describe_log_dirs import (
     DescribeLogDirsTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
 
 UNKNOWN_BYTES = -1
 
 
+@blocking
 def _space(log_dir: Path) -> tuple[int, int]:
     """(total, usable) bytes of the file system holding ``log_dir``; blocks briefly."""
     try:
@@ -66,7 +66,7 @@ async def handle_describe_log_dirs(ctx: BrokerContext, request: Request) -> Desc
     space = {}
     if request.version >= 4:
         for log_dir in by_dir:
-            space[log_dir] = await trio.to_thread.run_sync(_space, log_dir)
+            space[log_dir] = await run_blocking(LOG_DIRS, _space, log_dir)
     return DescribeLogDirsResponse(
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,

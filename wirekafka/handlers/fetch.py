@@ -7,10 +7,10 @@ unless the topic's ``message.downconversion.enable`` is false (then
 UNSUPPORTED_VERSION, as Kafka answers). A conversion inflates and rewrites
 records, so it runs batch by batch in bounded memory (see
 :func:`batch_to_message_set`) and, unless the data are small and
-uncompressed, in a worker thread (:mod:`.offload`). A stored batch that
-cannot be converted (corrupt inside, or inflating past the limit) is logged
-and left out; zstd data, which has no message-set form, get
-UNSUPPORTED_COMPRESSION_TYPE.
+uncompressed, in a worker thread (the ``RECORDS`` pool of
+:mod:`wirekafka.worker_threads`). A stored batch that cannot be converted
+(corrupt inside, or inflating past the limit) is logged and left out; zstd
+data, which has no message-set form, get UNSUPPORTED_COMPRESSION_TYPE.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import trio
 
 from wirekafka.broker.context import BrokerContext
-from wirekafka.broker.offload import run_heavy
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -35,6 +34,7 @@ from wirekafka.protocol.records.record_batch import iter_batches
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import OffsetOutOfRange, StorageError
 from wirekafka.storage.spans import FileSpan
+from wirekafka.worker_threads import RECORDS, run_blocking
 
 log = logging.getLogger("wirekafka.fetch")
 
@@ -101,7 +101,7 @@ def _down_convert(
         result.error_code = ErrorCode.CORRUPT_MESSAGE
 
 
-def _read_all(
+async def _read_all(
     ctx: BrokerContext, body: FetchRequest, version: int
 ) -> tuple[list[FetchableTopicResponse], int, bool, list[_Conversion]]:
     """One pass over the partitions asked for: (responses, bytes, any error,
@@ -122,7 +122,7 @@ def _read_all(
                 records=b"",
             )
             partitions.append(result)
-            found = ctx.topics.partition_log(topic.topic, asked.partition)
+            found = await ctx.topics.partition_log(topic.topic, asked.partition)
             if isinstance(found, ErrorCode):
                 result.error_code = found
                 errors = True
@@ -187,7 +187,7 @@ async def _convert_all(ctx: BrokerContext, conversions: list[_Conversion], versi
         def convert(conversion: _Conversion = conversion, data: bytes | None = data) -> None:
             _down_convert(conversion, data, magic, max_inflated_bytes)
 
-        await run_heavy(convert)
+        await run_blocking(RECORDS, convert)
 
 
 async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
@@ -196,7 +196,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     deadline = trio.current_time() + max(body.max_wait_ms, 0) / 1000
     watched = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
     while True:
-        responses, total, errors, conversions = _read_all(ctx, body, version)
+        responses, total, errors, conversions = await _read_all(ctx, body, version)
         if total >= body.min_bytes or errors or not watched or ctx.appends.closed:
             break
         remaining = deadline - trio.current_time()

@@ -16,7 +16,7 @@ FIRST_BATCHED_VERSION = 4
 KEY_TYPE_GROUP = 0
 
 
-def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
+async def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
     if key_type != KEY_TYPE_GROUP:
         return Coordinator(
             key=key, node_id=-1, host="", port=-1,
@@ -30,7 +30,7 @@ def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
         )  # fmt: skip
     offsets_log = ctx.groups.offsets_log
     # the coordinator is the leader of the group's __consumer_offsets partition
-    leader = offsets_log.coordinator_id(key)
+    leader = await ctx.groups.coordinator_id(key)
     if isinstance(leader, ErrorCode):
         return Coordinator(
             key=key, node_id=-1, host="", port=-1, error_code=leader,
@@ -55,9 +55,9 @@ async def handle_find_coordinator(ctx: BrokerContext, request: Request) -> FindC
     if request.version >= FIRST_BATCHED_VERSION:
         return FindCoordinatorResponse(
             throttle_time_ms=0,
-            coordinators=[_find(ctx, k, key_type) for k in body.coordinator_keys],
+            coordinators=[await _find(ctx, k, key_type) for k in body.coordinator_keys],
         )
-    found = _find(ctx, body.key, key_type)
+    found = await _find(ctx, body.key, key_type)
     return FindCoordinatorResponse(
         throttle_time_ms=0,
         error_code=found.error_code,

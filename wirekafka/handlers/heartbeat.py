@@ -10,11 +10,11 @@ from wirekafka.protocol.rpc import Request
 
 async def handle_heartbeat(ctx: BrokerContext, request: Request) -> HeartbeatResponse:
     body: HeartbeatRequest = request.body
-    refused = ctx.groups.coordinator_error(body.group_id)
+    refused = await ctx.groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return HeartbeatResponse(throttle_time_ms=0, error_code=refused)
     error = ctx.groups.coordinator.heartbeat(
         body.group_id, body.generation_id, body.member_id, body.group_instance_id, ctx.clock()
     )
-    ctx.groups.deliver()
+    await ctx.groups.deliver()
     return HeartbeatResponse(throttle_time_ms=0, error_code=error)

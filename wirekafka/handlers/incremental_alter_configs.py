@@ -34,7 +34,7 @@ async def handle_incremental_alter_configs(
 ) -> IncrementalAlterConfigsResponse:
     body: IncrementalAlterConfigsRequest = request.body
     alterations = [_alteration(r) for r in body.resources]
-    outcomes = alter_all(ctx, alterations, body.validate_only)
+    outcomes = await alter_all(ctx, alterations, body.validate_only)
     return IncrementalAlterConfigsResponse(
         throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

@@ -33,7 +33,7 @@ async def handle_init_producer_id(ctx: BrokerContext, request: Request) -> InitP
             producer_epoch=-1,
         )
     try:
-        producer_id = ctx.producer_ids.next_id()
+        producer_id = await ctx.producer_ids.next_id()
     except MetadataSaveError as exc:
         log.error("no producer id for InitProducerId: %s", exc)
         return InitProducerIdResponse(

@@ -58,7 +58,7 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         supports_skip_assignment=request.version >= FIRST_SKIP_ASSIGNMENT_VERSION,
     )
     groups = ctx.groups
-    refused = groups.coordinator_error(body.group_id)
+    refused = await groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return join_response(JoinResult(refused), request.version)
     result = await groups.held(lambda reply: groups.coordinator.join(joining, ctx.clock(), reply))

@@ -17,13 +17,13 @@ FIRST_BATCH_VERSION = 3
 async def handle_leave_group(ctx: BrokerContext, request: Request) -> LeaveGroupResponse:
     body: LeaveGroupRequest = request.body
     coordinator = ctx.groups.coordinator
-    refused = ctx.groups.coordinator_error(body.group_id)
+    refused = await ctx.groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return LeaveGroupResponse(throttle_time_ms=0, error_code=refused)
     now = ctx.clock()
     if request.version < FIRST_BATCH_VERSION:
         error = coordinator.leave(body.group_id, body.member_id, None, now)
-        ctx.groups.deliver()
+        await ctx.groups.deliver()
         return LeaveGroupResponse(throttle_time_ms=0, error_code=error)
     results = [
         MemberResponse(
@@ -33,5 +33,5 @@ async def handle_leave_group(ctx: BrokerContext, request: Request) -> LeaveGroup
         )
         for m in body.members
     ]
-    ctx.groups.deliver()
+    await ctx.groups.deliver()
     return LeaveGroupResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, members=results)

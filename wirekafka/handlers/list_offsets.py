@@ -47,13 +47,13 @@ def _old_style_offsets(
     return sorted((entries[first - i][0] for i in range(count)), reverse=True)
 
 
-def _answer(
+async def _answer(
     ctx: BrokerContext, topic: str, asked: ListOffsetsPartition, version: int
 ) -> ListOffsetsPartitionResponse:
     result = ListOffsetsPartitionResponse(
         partition_index=asked.partition_index, error_code=ErrorCode.NONE
     )
-    found = ctx.topics.partition_log(topic, asked.partition_index)
+    found = await ctx.topics.partition_log(topic, asked.partition_index)
     if isinstance(found, ErrorCode):
         result.error_code = found
         return result
@@ -79,7 +79,9 @@ async def handle_list_offsets(ctx: BrokerContext, request: Request) -> ListOffse
         topics=[
             ListOffsetsTopicResponse(
                 name=topic.name,
-                partitions=[_answer(ctx, topic.name, p, request.version) for p in topic.partitions],
+                partitions=[
+                    await _answer(ctx, topic.name, p, request.version) for p in topic.partitions
+                ],
             )
             for topic in body.topics
         ],

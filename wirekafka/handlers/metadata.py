@@ -37,6 +37,7 @@ from wirekafka.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import METADATA, run_blocking
 
 NO_TOPIC_ID = UUID(int=0)  # topic ids declined: clients stay on name-based requests
 FIRST_AUTO_CREATE_FLAG_VERSION = 4
@@ -136,7 +137,7 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
             if not may_create or name in INTERNAL_TOPICS:
                 topics.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            failed = ctx.topics.auto_create(name)
+            failed = await run_blocking(METADATA, ctx.topics.auto_create, name)
             # As Kafka's auto-creation does, the topic gets the error creating it gave:
             # past max.broker.partitions, POLICY_VIOLATION, which clients do not retry
             # (it lasts until topics are deleted), and the broker's log says why.

@@ -8,8 +8,6 @@ commit timestamp per partition, v2-v4 a retention time.
 
 from __future__ import annotations
 
-import trio
-
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.offset_store import NO_EXPIRY, CommittedOffset
 from wirekafka.protocol.errors import ErrorCode
@@ -20,6 +18,7 @@ from wirekafka.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import METADATA, run_blocking
 
 DEFAULT_TIMESTAMP = -1
 DEFAULT_RETENTION = -1
@@ -53,12 +52,12 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     groups = ctx.groups
     generation = body.generation_id_or_member_epoch if version >= 1 else -1
     member_id = body.member_id if version >= 1 else ""
-    allowed = groups.coordinator_error(body.group_id)
+    allowed = await groups.coordinator_error(body.group_id)
     if allowed == ErrorCode.NONE:
         allowed = groups.coordinator.check_commit(
             body.group_id, generation, member_id, body.group_instance_id, now
         )
-    groups.deliver()
+    await groups.deliver()
     errors: dict[tuple[str, int], ErrorCode] = {}
     accepted: dict[tuple[str, int], CommittedOffset] = {}
     expire = NO_EXPIRY
@@ -91,10 +90,10 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     if accepted and version == 0 and ctx.zookeeper is not None:
         # v0 means ZooKeeper: /consumers/<group>/offsets/<topic>/<partition>
         offsets = {key: value.offset for key, value in accepted.items()}
-        await trio.to_thread.run_sync(ctx.zookeeper.commit_offsets_v0, body.group_id, offsets)
+        await run_blocking(METADATA, ctx.zookeeper.commit_offsets_v0, body.group_id, offsets)
         errors.update(dict.fromkeys(accepted, ErrorCode.NONE))
     elif accepted:
-        stored = groups.commit(body.group_id, accepted)
+        stored = await groups.commit(body.group_id, accepted)
         for key in accepted:
             errors[key] = stored
     return _respond(body, errors)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from wirekafka.groups.group import Group
-from wirekafka.groups.offset_store import CommittedOffset, TopicPartition
+from wirekafka.groups.offset_store import TopicPartition
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_delete import (
@@ -60,7 +60,7 @@ async def handle_offset_delete(ctx: BrokerContext, request: Request) -> OffsetDe
     group_id = body.group_id
     if not group_id:
         return _refused(ErrorCode.INVALID_GROUP_ID)
-    refused = ctx.groups.coordinator_error(group_id)
+    refused = await ctx.groups.coordinator_error(group_id)
     if refused != ErrorCode.NONE:
         return _refused(refused)
     group = ctx.groups.coordinator.groups.get(group_id)
@@ -71,7 +71,7 @@ async def handle_offset_delete(ctx: BrokerContext, request: Request) -> OffsetDe
     if isinstance(kept, ErrorCode):
         return _refused(kept)
     errors: dict[TopicPartition, ErrorCode] = {}
-    doomed: dict[TopicPartition, CommittedOffset | None] = {}
+    doomed: list[TopicPartition] = []
     for topic in body.topics:
         known = ctx.topics.topic(topic.name)
         for partition in topic.partitions:
@@ -83,13 +83,11 @@ async def handle_offset_delete(ctx: BrokerContext, request: Request) -> OffsetDe
             else:
                 errors[tp] = ErrorCode.NONE
                 if tp in committed:
-                    doomed[tp] = None
+                    doomed.append(tp)
     if doomed:
-        written = ctx.groups.offsets_log.write_offsets(group_id, doomed)
+        written = await ctx.groups.delete_offsets(group_id, doomed)
         if written != ErrorCode.NONE:
             return _refused(written)
-        for tp in doomed:
-            ctx.groups.offsets.remove(group_id, tp)
     by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
     for (name, index), code in errors.items():
         by_topic.setdefault(name, []).append(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.offset_store import CommittedOffset
 from wirekafka.protocol.errors import ErrorCode
@@ -19,6 +17,7 @@ from wirekafka.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.worker_threads import METADATA, run_blocking
 
 NO_OFFSET = -1
 FIRST_GROUPS_VERSION = 8
@@ -72,7 +71,7 @@ async def _fetch_from_zookeeper(
     """OffsetFetch v0 with ZooKeeper: offsets from /consumers/<group>/offsets/."""
     assert ctx.zookeeper is not None
     wanted = [(topic, p) for topic, partitions in asked for p in partitions]
-    found = await trio.to_thread.run_sync(ctx.zookeeper.fetch_offsets_v0, group_id, wanted)
+    found = await run_blocking(METADATA, ctx.zookeeper.fetch_offsets_v0, group_id, wanted)
     return OffsetFetchResponse(
         throttle_time_ms=0,
         topics=[
@@ -93,8 +92,8 @@ async def _fetch_from_zookeeper(
     )
 
 
-def _group_error(ctx: BrokerContext, group_id: str) -> ErrorCode:
-    return ctx.groups.coordinator_error(group_id)
+async def _group_error(ctx: BrokerContext, group_id: str) -> ErrorCode:
+    return await ctx.groups.coordinator_error(group_id)
 
 
 async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFetchResponse:
@@ -102,7 +101,7 @@ async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFet
     if request.version >= FIRST_GROUPS_VERSION:
         groups = []
         for group in body.groups:
-            error = _group_error(ctx, group.group_id)
+            error = await _group_error(ctx, group.group_id)
             wanted = (
                 None
                 if group.topics is None
@@ -125,7 +124,7 @@ async def handle_offset_fetch(ctx: BrokerContext, request: Request) -> OffsetFet
     )
     if request.version == 0 and ctx.zookeeper is not None and asked is not None:
         return await _fetch_from_zookeeper(ctx, body.group_id, asked)
-    error = _group_error(ctx, body.group_id)
+    error = await _group_error(ctx, body.group_id)
     return OffsetFetchResponse(
         throttle_time_ms=0,
         topics=_topics(

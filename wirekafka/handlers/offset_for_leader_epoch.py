@@ -20,8 +20,10 @@ from wirekafka.protocol.rpc import Request
 LEADER_EPOCH = 0
 
 
-def _end_offset(ctx: BrokerContext, topic: str, asked: OffsetForLeaderPartition) -> EpochEndOffset:
-    found = ctx.topics.partition_log(topic, asked.partition)
+async def _end_offset(
+    ctx: BrokerContext, topic: str, asked: OffsetForLeaderPartition
+) -> EpochEndOffset:
+    found = await ctx.topics.partition_log(topic, asked.partition)
     if isinstance(found, ErrorCode):
         return EpochEndOffset(error_code=found, partition=asked.partition)
     if asked.leader_epoch < 0:
@@ -42,7 +44,8 @@ async def handle_offset_for_leader_epoch(
         throttle_time_ms=0,
         topics=[
             OffsetForLeaderTopicResult(
-                topic=t.topic, partitions=[_end_offset(ctx, t.topic, p) for p in t.partitions]
+                topic=t.topic,
+                partitions=[await _end_offset(ctx, t.topic, p) for p in t.partitions],
             )
             for t in body.topics
         ],

@@ -5,7 +5,13 @@ Batches stay bytes: headers are read, CRCs checked, the records looked over
 consumer can read them) and base offsets patched in place. Records are
 decoded only when an old client sends a message set (magic 0/1), which is
 converted to one record batch before it is stored. Checks and conversions
-that take long go on in a worker thread (:mod:`.offload`).
+that take long go on in a worker thread (the ``RECORDS`` pool of
+:mod:`wirekafka.worker_threads`): such work starts on the event loop and, once
+it has taken :data:`INLINE_SECONDS`, goes on in a thread, so a decompression
+bomb or a batch of a hundred thousand tiny records does not hold up every
+client. The append itself runs on the event loop; one that would roll the
+segment, a partition's first log, and flushes go to worker threads
+(``LOG_DIRS``).
 """
 
 from __future__ import annotations
@@ -14,10 +20,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-import trio
-
 from wirekafka.broker.context import BrokerContext, CloseConnection
-from wirekafka.broker.offload import INLINE_SECONDS, run_heavy
 from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
@@ -44,13 +47,15 @@ from wirekafka.protocol.records.record_batch import (
 )
 from wirekafka.protocol.records.validate import InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
-from wirekafka.storage.log import PartitionLog, StorageError
+from wirekafka.storage.log import PartitionLog, RollDue, StorageError
 from wirekafka.storage.producer_state import InvalidProducerBatch
+from wirekafka.worker_threads import LOG_DIRS, RECORDS, blocking, run_blocking
 
 log = logging.getLogger("wirekafka.produce")
 
 FIRST_ZSTD_VERSION = 7
 FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-2 batch
+INLINE_SECONDS = 0.002  # record checks that take longer finish in a worker thread
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
 
@@ -188,7 +193,7 @@ async def _check_records(
                 deadline=time.perf_counter() + INLINE_SECONDS,
             )
             if unfinished is not None:
-                await run_heavy(unfinished.run)
+                await run_blocking(RECORDS, unfinished.run)
                 waited = True
         except InvalidRecords as exc:
             raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
@@ -205,7 +210,7 @@ async def _append_partition(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"cannot append to internal topic {topic}",
         )
-    found = ctx.topics.partition_log(topic, index)
+    found = await ctx.topics.partition_log(topic, index)
     if isinstance(found, ErrorCode):
         return _refuse(index, found)
     partition_log = found
@@ -233,7 +238,7 @@ async def _append_partition(
                 )
 
             waited = not inline
-            payload = await run_heavy(upconvert) if waited else upconvert()
+            payload = await run_blocking(RECORDS, upconvert) if waited else upconvert()
             batches = _check_batches(payload, version, max_message_bytes)
         elif magic in (0, 1):
             raise _Refused(
@@ -242,10 +247,18 @@ async def _append_partition(
             )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
-        if waited and ctx.topics.partition_log(topic, index) is not partition_log:
-            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
-        # An idempotent producer's batch is checked against its state by the log.
-        info = partition_log.append(payload, batches, flush_when_due=False)
+        while True:  # again after a roll, which a worker thread makes
+            if waited and ctx.topics.local_log(topic, index) is not partition_log:
+                return _refuse(
+                    index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile"
+                )
+            try:
+                # An idempotent producer's batch is checked against its state by the log.
+                info = partition_log.append(payload, batches, flush_when_due=False, roll=False)
+                break
+            except RollDue:
+                await run_blocking(LOG_DIRS, partition_log.roll_when_due)
+                waited = True
     except _Refused as refused:
         return _refuse(index, refused.code, refused.message)
     except InvalidProducerBatch as exc:
@@ -272,6 +285,7 @@ async def _flush(appended: list[_Appended]) -> None:
     if not due:
         return
 
+    @blocking
     def flush_all() -> dict[int, StorageError]:
         failures = {}
         for key, partition_log in due.items():
@@ -281,7 +295,7 @@ async def _flush(appended: list[_Appended]) -> None:
                 failures[key] = exc
         return failures
 
-    failures = await trio.to_thread.run_sync(flush_all)
+    failures = await run_blocking(LOG_DIRS, flush_all)
     for item in appended:
         failure = failures.get(id(item.log))
         if failure is not None:

@@ -11,7 +11,7 @@ from wirekafka.protocol.rpc import Request
 async def handle_sync_group(ctx: BrokerContext, request: Request) -> SyncGroupResponse:
     body: SyncGroupRequest = request.body
     groups = ctx.groups
-    refused = groups.coordinator_error(body.group_id)
+    refused = await groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return SyncGroupResponse(throttle_time_ms=0, error_code=refused)
     assignments = {a.member_id: bytes(a.assignment) for a in body.assignments}

@@ -8,6 +8,12 @@ receiving or waiting to have handled share ``queued.max.request.bytes``
 Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
 connection finish the request it is handling, then flushes every log, writes
 the checkpoints and the clean-shutdown marker.
+
+Every task the broker runs belongs to the nursery of :meth:`Broker.serve`:
+the connections, maintenance, compaction, the group coordinator's timers
+and, with ZooKeeper, the cluster cache's refresh and the registration after a
+new session. What they do that blocks goes to worker threads through
+:mod:`wirekafka.worker_threads`.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrid
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
+from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
 
@@ -97,8 +104,8 @@ class Broker:
     async def serve(
         self, *, task_status: trio.TaskStatus[BrokerEndpoint] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        self.acceptor.quotas.overrides = await trio.to_thread.run_sync(
-            resolve_overrides, self.config.max_connections_per_ip_overrides
+        self.acceptor.quotas.overrides = await run_blocking(
+            METADATA, resolve_overrides, self.config.max_connections_per_ip_overrides
         )
         opened = await self._open_listeners()
         endpoint = self._endpoint(opened)
@@ -106,22 +113,30 @@ class Broker:
         try:
             config = self.config
             if config.zookeeper_connect:
-                joined, cluster_id = await trio.to_thread.run_sync(self._join_zookeeper, endpoint)
+                joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoint)
                 registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
-                self.zk_cluster = ZkCluster(joined.session, config.broker_id)
-                await trio.to_thread.run_sync(self.zk_cluster.refresh)
-            self.context = await trio.to_thread.run_sync(
-                open_broker_context, config, self.clock, endpoint, self.zk_cluster, self.fd_budget
+                self.zk_cluster = ZkCluster(
+                    joined.session, config.broker_id, trio.lowlevel.current_trio_token()
+                )
+                await run_blocking(METADATA, self.zk_cluster.refresh)
+            self.context = await run_blocking(
+                LOG_DIRS,
+                open_broker_context,
+                config,
+                self.clock,
+                endpoint,
+                self.zk_cluster,
+                self.fd_budget,
             )
-            if registry is not None and self.zk_cluster is not None:
-                await trio.to_thread.run_sync(registry.register)
-                await trio.to_thread.run_sync(self.zk_cluster.start)
+            if registry is not None:
+                await run_blocking(METADATA, registry.register)
         except BaseException:
             for _, sock in opened:
                 await sock.aclose()
             if registry is not None:
-                await trio.to_thread.run_sync(self._leave_zookeeper, registry)
+                with trio.CancelScope(shield=True):
+                    await run_blocking(METADATA, self._leave_zookeeper, registry)
             raise
         logs = self.context.logs
         try:
@@ -144,6 +159,9 @@ class Broker:
                 nursery.start_soon(self._maintain)
                 nursery.start_soon(self.context.groups.run_timers)
                 nursery.start_soon(self._compact)
+                if registry is not None and self.zk_cluster is not None:
+                    nursery.start_soon(self.zk_cluster.run)
+                    nursery.start_soon(registry.session.renew_registrations)
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")
@@ -158,18 +176,20 @@ class Broker:
         finally:
             with trio.CancelScope(shield=True):
                 if registry is not None:
-                    await trio.to_thread.run_sync(self._leave_zookeeper, registry)
-                clean = await trio.to_thread.run_sync(logs.shutdown)
+                    await run_blocking(METADATA, self._leave_zookeeper, registry)
+                clean = await run_blocking(LOG_DIRS, logs.shutdown)
         if clean:
             log.info("stopped cleanly")
         else:
             log.warning("stopped; not every log closed cleanly, so the next start recovers them")
 
+    @blocking
     def _leave_zookeeper(self, registry: BrokerRegistry) -> None:
         if self.zk_cluster is not None:
             self.zk_cluster.stop()
         leave_zookeeper(registry)
 
+    @blocking
     def _join_zookeeper(self, endpoint: BrokerEndpoint) -> tuple[BrokerRegistry, str]:
         config = self.config
         assert config.zookeeper_connect is not None
@@ -216,16 +236,16 @@ class Broker:
         next_offsets_expiry = trio.current_time() + offsets_every
         while True:
             await trio.sleep(period)
-            await trio.to_thread.run_sync(logs.run_maintenance)
+            await run_blocking(LOG_DIRS, logs.run_maintenance)
             if self.zk_cluster is not None:
-                self.context.topics.drop_logs_of_deleted_topics()
+                await run_blocking(LOG_DIRS, self.context.topics.drop_logs_of_deleted_topics)
                 self.context.topics.apply_log_configs()  # changed through other brokers
             if trio.current_time() >= next_offsets_expiry:
-                self.context.groups.expire_offsets()
+                await self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every
             if trio.current_time() >= next_checkpoint:
                 try:
-                    await trio.to_thread.run_sync(logs.write_checkpoints)
+                    await run_blocking(LOG_DIRS, logs.write_checkpoints)
                 except OSError as exc:  # tried again next time; recovery covers the gap
                     log.error("writing the offset checkpoints failed: %s", exc)
                 next_checkpoint = trio.current_time() + checkpoint_every
@@ -242,7 +262,7 @@ class Broker:
             for partition_log in logs.all_logs():
                 if partition_log.config.compact and len(partition_log.segments) > 1:
                     try:
-                        await trio.to_thread.run_sync(logs.clean, partition_log)
+                        await run_blocking(LOG_DIRS, logs.clean, partition_log)
                     except (StorageError, OSError) as exc:  # the next pass tries again
                         log.error("compaction of %r failed: %s", partition_log, exc)
                     except Exception:  # a bug, or data nothing expected: not fatal either

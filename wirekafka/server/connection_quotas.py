@@ -14,6 +14,8 @@ import ipaddress
 import socket
 from collections.abc import Mapping
 
+from wirekafka.worker_threads import blocking
+
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 PeerKey = IpAddress | str  # a peer address that is not an IP address is counted by its text
 
@@ -30,6 +32,7 @@ def peer_key(host: str) -> PeerKey:
     return address
 
 
+@blocking
 def resolve_overrides(overrides: Mapping[str, int]) -> dict[PeerKey, int]:
     """Each host of ``max.connections.per.ip.overrides`` as the addresses it resolves to;
     an address written out wins over a name that resolves to it.

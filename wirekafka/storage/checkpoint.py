@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from wirekafka.storage.files import write_atomically
+from wirekafka.worker_threads import blocking
 
 CHECKPOINT_VERSION = 0
 
@@ -21,6 +22,7 @@ class CorruptCheckpointError(ValueError):
     pass
 
 
+@blocking
 def write_checkpoint(path: Path, offsets: Mapping[TopicPartition, int]) -> None:
     lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
     lines += [

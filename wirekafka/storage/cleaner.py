@@ -20,9 +20,11 @@ keep a file per segment it ever rolled. Everything before the end of the
 dirty part is then clean: that is the next first dirty offset.
 
 All reading and writing happens without the log's lock (segments other than
-the active one never change); only the final swap of each segment takes it,
-so appends carry on during a pass. Batches that lose no record are copied
-byte for byte; others are rewritten with their header fields kept.
+the active one never change), and so do the rebuild of the cleaned copy's
+indexes and every fsync (:meth:`PartitionLog.swap_in_cleaned`); only the
+renames of the final swap take it, so appends carry on during a pass.
+Batches that lose no record are copied byte for byte; others are rewritten
+with their header fields kept.
 
 Data a client wrote that the cleaner cannot parse never stops it: a batch
 whose CRC matches but whose records do not parse is reported once, kept byte
@@ -56,6 +58,7 @@ from wirekafka.storage.loader import is_unreadable_header
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.producer_state import PRODUCER_ID_EXPIRATION_MS
 from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, BatchPosition, LogSegment
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -316,6 +319,7 @@ def _first_batch_timestamp(segment: LogSegment) -> int:
         raise _UnreadableSegment(segment, str(exc)) from exc
 
 
+@blocking
 def clean_log(
     partition_log: PartitionLog,
     first_dirty_offset: int = 0,

@@ -13,11 +13,13 @@ what the file says.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wirekafka.storage.files import write_atomically
+from wirekafka.worker_threads import blocking
 
 CLUSTER_METADATA_FILE = "cluster-metadata.json"
 FORMAT_VERSION = 1
@@ -47,6 +49,9 @@ class ClusterMetadata:
         self.path = path
         self._topics: dict[str, TopicDefinition] = {}
         self._producer_id_block_end = 0
+        # Changes are written from worker threads, one at a time; readers on the
+        # event loop see the dict before or after a change, never half of one.
+        self._write_lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -89,40 +94,48 @@ class ClusterMetadata:
     def topic(self, name: str) -> TopicDefinition | None:
         return self._topics.get(name)
 
+    @blocking
     def put_topics(self, topics: list[TopicDefinition]) -> None:
         """Add or replace topics, in one write."""
         if not topics:
             return
-        changed = dict(self._topics)
-        for topic in topics:
-            changed[topic.name] = topic
-        self._save(changed, self._producer_id_block_end)
-        self._topics = changed
+        with self._write_lock:
+            changed = dict(self._topics)
+            for topic in topics:
+                changed[topic.name] = topic
+            self._save(changed, self._producer_id_block_end)
+            self._topics = changed
 
+    @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a known topic's config overrides."""
         topic = self._topics[name]
         self.put_topics([TopicDefinition(name, topic.partitions, dict(configs))])
 
+    @blocking
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         """Raise a known topic's partition count (every partition is this broker's:
         ``brokers`` names no other)."""
         topic = self._topics[name]
         self.put_topics([TopicDefinition(name, partitions, topic.configs)])
 
+    @blocking
     def remove_topic(self, name: str) -> bool:
-        if name not in self._topics:
-            return False
-        changed = {key: topic for key, topic in self._topics.items() if key != name}
-        self._save(changed, self._producer_id_block_end)
-        self._topics = changed
-        return True
+        with self._write_lock:
+            if name not in self._topics:
+                return False
+            changed = {key: topic for key, topic in self._topics.items() if key != name}
+            self._save(changed, self._producer_id_block_end)
+            self._topics = changed
+            return True
 
     # producer ids
 
+    @blocking
     def allocate_producer_ids(self, count: int) -> range:
         """A block of producer ids never handed out before, recorded before use."""
-        start = self._producer_id_block_end
-        self._save(self._topics, start + count)
-        self._producer_id_block_end = start + count
-        return range(start, start + count)
+        with self._write_lock:
+            start = self._producer_id_block_end
+            self._save(self._topics, start + count)
+            self._producer_id_block_end = start + count
+            return range(start, start + count)

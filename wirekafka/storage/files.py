@@ -14,6 +14,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from wirekafka.worker_threads import blocking
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
@@ -55,6 +57,7 @@ def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
     return topic, int(number)
 
 
+@blocking
 def fsync_dir(directory: Path) -> None:
     """Make a directory's entries (created, renamed, removed files) durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -64,6 +67,7 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+@blocking
 def write_synced(path: Path, chunks: Iterable[bytes]) -> None:
     """Create (or replace) ``path`` holding ``chunks``, and fsync it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -77,6 +81,7 @@ def write_synced(path: Path, chunks: Iterable[bytes]) -> None:
         os.close(fd)
 
 
+@blocking
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``path`` so that after a crash it holds either the old or the new bytes.
 
@@ -105,6 +110,7 @@ class DelayedDeletions:
         with self._lock:
             self._pending.append((due_ms, paths))
 
+    @blocking
     def remove_due(self, now_ms: int) -> int:
         """Remove every group whose time has come; return how many groups went."""
         with self._lock:

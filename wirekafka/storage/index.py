@@ -36,6 +36,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache
+from wirekafka.worker_threads import blocking
 
 _WRITE_EVERY_ENTRIES = 64
 _FIELDS = (itemgetter(0), itemgetter(1))
@@ -186,6 +187,7 @@ class IndexFile:
         self._pending = []  # first: see the module's doc
         self._file_entries += len(pending)
 
+    @blocking
     def sync(self) -> None:
         """Write buffered entries and fsync the file, through a descriptor of its
         own: Linux reports a write-back error to the descriptors open when it

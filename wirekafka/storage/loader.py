@@ -33,6 +33,7 @@ from wirekafka.storage.files import (
     segment_path,
 )
 from wirekafka.storage.segment import LogSegment
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -45,6 +46,7 @@ class LoadedLog:
     truncated_bytes: int
 
 
+@blocking
 def remove_leftovers(directory: Path) -> None:
     """Finish or undo what a crash interrupted: temp files, swaps, deletions."""
     for path in sorted(directory.iterdir()):
@@ -135,6 +137,7 @@ def _open_segment(
     return segment
 
 
+@blocking
 def load_segments(
     directory: Path,
     config: LogConfig,

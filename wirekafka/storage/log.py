@@ -59,11 +59,9 @@ from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
     CLEANED_SUFFIX,
-    LOG_SUFFIX,
     SWAP_SUFFIX,
     DelayedDeletions,
     fsync_dir,
-    segment_path,
 )
 from wirekafka.storage.loader import is_unreadable_header, load_segments
 from wirekafka.storage.producer_state import (
@@ -73,6 +71,7 @@ from wirekafka.storage.producer_state import (
 )
 from wirekafka.storage.segment import BatchPosition, LogSegment
 from wirekafka.storage.spans import FileSpan
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -91,6 +90,12 @@ class StorageError(Exception):
         super().__init__(f"{topic}-{partition}: {message}")
         self.topic = topic
         self.partition = partition
+
+
+class RollDue(Exception):
+    """The active segment must roll before the append (asked not to roll) can go
+    on: nothing was appended. The caller runs :meth:`PartitionLog.roll_when_due`
+    in a worker thread, then appends again."""
 
 
 class AppendInfo(NamedTuple):
@@ -180,6 +185,8 @@ class PartitionLog:
         self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
         self.clock = clock
         self._lock = threading.Lock()
+        self._roll_lock = threading.Lock()  # one roll at a time; before _lock
+        self._roll_wanted = False  # an append found the active segment due to roll
         self._sync_lock = threading.Lock()  # one sync of rolled segments at a time; before _lock
         self._flush_lock = (
             threading.Lock()
@@ -330,6 +337,7 @@ class PartitionLog:
         batches: list[tuple[int, BatchHeader]] | None = None,
         *,
         flush_when_due: bool = True,
+        roll: bool = True,
     ) -> AppendInfo:
         """Append one or more record batches, assigning their offsets.
 
@@ -339,7 +347,12 @@ class PartitionLog:
         already (from checking CRCs); they are read here otherwise. When
         ``log.flush.interval.messages`` is reached the log is flushed here,
         unless ``flush_when_due`` is false: then the caller flushes (the broker
-        does so off its event loop), told by ``flush_due``.
+        does so off its event loop), told by ``flush_due``. When the active
+        segment is due to roll, the roll (which creates files) happens here,
+        unless ``roll`` is false: then nothing is appended and RollDue is
+        raised, for the caller to run :meth:`roll_when_due` in a worker thread
+        and append again. The event loop appends with neither, and so never
+        blocks here on more than the ``pwrite`` of the batches.
 
         A batch with a producer id (an idempotent producer's) is appended
         alone, after a check against its producer's state: a retry of one of
@@ -405,23 +418,32 @@ class PartitionLog:
                     record_count += header.record_count
             last_offset = next_offset - 1
             segment = self._segments[-1]
-            if segment.should_roll(len(data), last_offset, max_timestamp, self.clock):
-                segment = self._roll()
-            try:
-                segment.append(data, last_offset, max_timestamp, offset_of_max)
-            except OSError as exc:
-                # Out of descriptors, the file could not be opened: nothing was written.
-                if not is_out_of_fds(exc) and not segment.is_intact():
-                    self.offline = True  # the write could not be undone
-                raise self._fail("append", exc) from exc
-            offsets.log_end = next_offset
-            if producer_batch is not None:
-                self._producers.record(producer_batch, first_offset, now)
-            unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
-            flush_due = unflushed >= self.config.flush_interval_messages
-            log_start = offsets.log_start
+            roll_due = self._roll_wanted or segment.should_roll(
+                len(data), last_offset, max_timestamp, self.clock
+            )
+            if roll_due:  # nothing changes: the roll comes first, then this append again
+                self._roll_wanted = True
+            else:
+                try:
+                    segment.append(data, last_offset, max_timestamp, offset_of_max)
+                except OSError as exc:
+                    # Out of descriptors, the file could not be opened: nothing was written.
+                    if not is_out_of_fds(exc) and not segment.is_intact():
+                        self.offline = True  # the write could not be undone
+                    raise self._fail("append", exc) from exc
+                offsets.log_end = next_offset
+                if producer_batch is not None:
+                    self._producers.record(producer_batch, first_offset, now)
+                unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+                flush_due = unflushed >= self.config.flush_interval_messages
+                log_start = offsets.log_start
         finally:
             lock.release()
+        if roll_due:
+            if not roll:
+                raise RollDue(f"{self.topic}-{self.partition}: the active segment is due to roll")
+            self.roll_when_due()
+            return self.append(data, batches, flush_when_due=flush_when_due)
         if flush_due and flush_when_due:
             self.flush()
         return _new_append_info(
@@ -448,29 +470,43 @@ class PartitionLog:
         with self._lock:
             return self._producers.expire(self.clock(), self.producer_id_expiration_ms)
 
-    def _roll(self) -> LogSegment:
-        """Start a segment at the log end. The active one is cut to its last batch
-        first (recovery after a crash checks the segments from the one
-        holding the recovery point on, so an earlier one must not end in
-        preallocated zeros), then the new one is created, and only then is the old one
-        closed: when the new one cannot be created (out of descriptors, a full
-        disk), the old one stays active and whole, and the append fails without
-        harm."""
-        old = self._segments[-1]
-        base = self._offsets.log_end
-        try:
-            old.trim_preallocated()
-            segment = LogSegment(self.directory, base, self.config, self.clock(), self._files)
-        except OSError as exc:
-            raise self._fail("roll", exc) from exc
-        old.close_for_writing()
-        log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
-        self._segments.append(segment)
-        self._bases.append(base)
-        # written out and fsynced by the next flush or maintenance round
-        self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
-        return segment
+    @blocking
+    def roll_when_due(self) -> None:
+        """Roll the active segment if an append found it due (:class:`RollDue`).
 
+        The new segment starts at the log end. Its files are created, and the
+        active one is cut to its last batch (recovery after a crash checks the
+        segments from the one holding the recovery point on, so an earlier one
+        must not end in preallocated zeros), outside the log's lock: appends
+        stop at RollDue meanwhile, so the log end stays where it is; under the
+        lock the new segment only takes its place. When it cannot be created
+        (out of descriptors, a full disk) the old one stays active and whole,
+        and the append fails without harm. One roll at a time.
+        """
+        with self._roll_lock:
+            with self._lock:
+                if not self._roll_wanted:
+                    return  # rolled meanwhile
+                old = self._segments[-1]
+                base = self._offsets.log_end
+            try:
+                old.trim_preallocated()
+                segment = LogSegment(self.directory, base, self.config, self.clock(), self._files)
+            except OSError as exc:
+                with self._lock:
+                    self._roll_wanted = False
+                raise self._fail("roll", exc) from exc
+            with self._lock:
+                assert self._offsets.log_end == base and self._segments[-1] is old
+                old.close_for_writing()
+                self._segments.append(segment)
+                self._bases.append(base)
+                # written out and fsynced by the next flush or maintenance round
+                self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
+                self._roll_wanted = False
+        log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
+
+    @blocking
     def sync_rolled_segments(self) -> None:
         """Write out and fsync segments rolled away from (and the directory
         naming the new ones), then move the recovery point past them. Runs
@@ -506,14 +542,18 @@ class PartitionLog:
         with self._lock:
             self._offsets.unsynced_rolls[:0] = rolls
 
+    @blocking
     def roll(self) -> None:
         """Start a new segment now (if the active one holds anything)."""
         with self._lock:
-            if self._segments[-1].size:
-                self._roll()
+            if not self._segments[-1].size:
+                return
+            self._roll_wanted = True
+        self.roll_when_due()
 
     # flushing
 
+    @blocking
     def flush(self) -> None:
         """fsync every segment up to the log end; move the recovery point there.
 
@@ -544,6 +584,7 @@ class PartitionLog:
                 self._offsets.unflushed_records -= count
                 self._offsets.last_flush_ms = self.clock()
 
+    @blocking
     def flush_if_due(self) -> bool:
         """Flush when ``log.flush.interval.ms`` has passed with records unflushed;
         fsync segments rolled since the last call in any case."""
@@ -557,6 +598,7 @@ class PartitionLog:
             self.flush()
         return due
 
+    @blocking
     def close(self) -> None:
         """Flush everything, including indexes, and let go of every file.
 
@@ -569,13 +611,15 @@ class PartitionLog:
             with self._lock:
                 self._check_online()
                 segment = self._segments[-1]
-                try:
-                    segment.close_for_writing()
-                    segment.write_closed()
-                    segment.sync_closed()
-                except OSError as exc:
-                    raise self._fail("close", exc) from exc
-                self._offsets.recovery_point = self._offsets.log_end
+                segment.close_for_writing()  # nothing is appended from here on
+                log_end = self._offsets.log_end
+            try:  # outside the lock: readers go on while the disk works
+                segment.write_closed()
+                segment.sync_closed()
+            except OSError as exc:
+                raise self._fail("close", exc) from exc
+            with self._lock:
+                self._offsets.recovery_point = log_end
                 self._offsets.unflushed_records = 0
         finally:
             for closed in self.segments:
@@ -742,6 +786,7 @@ class PartitionLog:
             self._offsets.log_start = max(self._offsets.log_start, offset)
             return self._offsets.log_start
 
+    @blocking
     def delete_old_segments(self) -> int:
         """Remove whole segments past retention (time, size) or below the log
         start offset; never the active segment. Returns how many went."""
@@ -780,49 +825,101 @@ class PartitionLog:
             newest = int(os.stat(segment.log_path).st_mtime * 1000)
         return now - newest > self.config.retention_ms
 
+    @blocking
     def remove_deleted_files(self) -> int:
         """Unlink ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
         return self._deletions.remove_due(self.clock())
 
     # compaction support
 
+    @blocking
     def swap_in_cleaned(self, olds: list[LogSegment], cleaned: Path) -> bool:
         """Replace consecutive segments ``olds`` by their compacted copy at
-        ``cleaned`` (``<first base>.log.cleaned``).
+        ``cleaned`` (``<first base>.log.cleaned``, written and fsynced).
 
-        The swap is crash-safe: the copy is renamed ``.swap``, the old files
-        ``.deleted``, then the copy takes the first one's name; a crash at any
-        step is finished or undone when the log is next opened. Returns False
-        (and removes the copy) if any of ``olds`` left the log meanwhile, by
-        retention.
+        Everything slow happens before the log's lock is taken, while appends
+        and reads go on: the copy's indexes are rebuilt from it (a scan of
+        every batch) as ``.index.cleaned`` and ``.timeindex.cleaned``, the
+        three files are fsynced and renamed ``.swap``, and the directory is
+        fsynced. Under the lock the segments are only checked and renamed: the
+        old files become ``.deleted``, the copy's lose ``.swap``, and the copy
+        takes the olds' place in the segment list. The directory's final fsync
+        comes after. A crash at any step is finished or undone when the log is
+        next opened (a ``.log.swap`` replaces the segments its offsets reach
+        into; ``.cleaned`` files and the copy's ``.swap`` indexes go, and its
+        indexes are rebuilt). Returns False (and removes the copy) if any of
+        ``olds`` left the log meanwhile, by retention.
+
+        Nothing the cleaner read can have changed: appends write only to the
+        active segment, which a pass never rewrites (``olds`` are all before
+        it), and only retention and compaction take segments out of the list.
         """
-        swap = cleaned.with_name(cleaned.name.removesuffix(CLEANED_SUFFIX) + SWAP_SUFFIX)
         base_offset = olds[0].base_offset
+        if not self._holds(olds):
+            cleaned.unlink(missing_ok=True)
+            return False
+        new: LogSegment | None = None
+        try:
+            new = LogSegment(
+                self.directory, base_offset, self.config, self.clock(), self._files,
+                file_suffix=CLEANED_SUFFIX,
+            )  # fmt: skip
+            new.rebuild_indexes()
+            new.close_for_writing()
+            new.write_closed()
+            new.sync_closed()
+            new.replace_file_suffix(CLEANED_SUFFIX, SWAP_SUFFIX)
+            fsync_dir(self.directory)  # the copy is whole under .swap before an old file goes
+        except OSError as exc:
+            _remove_prepared(new, cleaned)
+            raise self._fail("compaction swap", exc) from exc
         with self._lock:
-            if not all(old in self._segments for old in olds):
-                cleaned.unlink(missing_ok=True)
-                return False
-            first = self._segments.index(olds[0])
-            assert self._segments[first : first + len(olds)] == olds, "olds are not consecutive"
-            try:
-                os.rename(cleaned, swap)
-                fsync_dir(self.directory)
-                doomed = [path for old in olds for path in old.mark_deleted()]
-                os.rename(swap, segment_path(self.directory, base_offset, LOG_SUFFIX))
-                fsync_dir(self.directory)
-                new = LogSegment(
-                    self.directory, base_offset, self.config, self.clock(), self._files
-                )
-                new.rebuild_indexes()
-                new.close_for_writing()
-                new.write_closed()
-                new.sync_closed()
-            except OSError as exc:
-                raise self._fail("compaction swap", exc) from exc
-            self._segments[first : first + len(olds)] = [new]
-            self._bases[first : first + len(olds)] = [base_offset]
-            self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
-            return True
+            if not self._holds_locked(olds):
+                gone = True
+            else:
+                gone = False
+                first = self._segments.index(olds[0])
+                try:
+                    doomed = [path for old in olds for path in old.mark_deleted()]
+                    new.replace_file_suffix(SWAP_SUFFIX, "")
+                except OSError as exc:
+                    raise self._fail("compaction swap", exc) from exc
+                self._segments[first : first + len(olds)] = [new]
+                self._bases[first : first + len(olds)] = [base_offset]
+        if gone:
+            _remove_prepared(new, cleaned)
+            return False
+        self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
+        try:
+            fsync_dir(self.directory)
+        except OSError as exc:  # swapped all the same; a crash before the next fsync is finished
+            raise self._fail("compaction swap", exc) from exc  # when the log is next opened
+        return True
+
+    def _holds(self, segments: list[LogSegment]) -> bool:
+        with self._lock:
+            return self._holds_locked(segments)
+
+    def _holds_locked(self, segments: list[LogSegment]) -> bool:
+        """Whether ``segments`` are still consecutive inactive segments of the log
+        (called with the lock held)."""
+        present = self._segments
+        if not all(segment in present for segment in segments):
+            return False
+        first = present.index(segments[0])
+        if present[first : first + len(segments)] != segments:
+            raise AssertionError("the segments to replace are not consecutive")
+        return first + len(segments) < len(present)
+
+
+def _remove_prepared(prepared: LogSegment | None, cleaned: Path) -> None:
+    """Remove a compacted copy that is not swapped in, whichever name its files have."""
+    paths = [cleaned]
+    if prepared is not None:
+        prepared.release_files()
+        paths += [prepared.log_path, prepared.offset_index.path, prepared.time_index.path]
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:

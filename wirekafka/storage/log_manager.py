@@ -39,6 +39,7 @@ from wirekafka.storage.meta_properties import (
     write_meta_properties,
 )
 from wirekafka.storage.producer_state import PRODUCER_ID_EXPIRATION_MS
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -75,7 +76,8 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._first_dirty: dict[TopicPartition, int] = {}  # of compacted logs, once cleaned
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # of the maps above, held for lookups and swaps only
+        self._create_lock = threading.Lock()  # one creation of a log at a time; before _lock
         self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
         self._deletions = DelayedDeletions()
         self.files = FileCache(open_files)  # shared by every log
@@ -83,6 +85,7 @@ class LogManager:
 
     # startup and shutdown
 
+    @blocking
     def startup(self, cluster_id: str | None = None) -> None:
         """Open every log dir and load (recovering where needed) every partition."""
         self.cluster_id = self._check_meta_properties(cluster_id)
@@ -150,6 +153,7 @@ class LogManager:
                 write_meta_properties(log_dir, MetaProperties(self.broker_id, chosen))
         return chosen
 
+    @blocking
     def shutdown(self) -> bool:
         """Flush and close every log, write checkpoints, then the clean-shutdown
         marker; False when something failed and the marker was left out."""
@@ -175,6 +179,7 @@ class LogManager:
             return False
         return True
 
+    @blocking
     def write_checkpoints(self) -> None:
         with self._lock:
             placed = [(tp, lg, self._dir_of[tp]) for tp, lg in self._logs.items()]
@@ -215,19 +220,21 @@ class LogManager:
         with self._lock:
             return self._logs.get((topic, partition))
 
+    @blocking
     def get_or_create_log(
         self, topic: str, partition: int, config: LogConfig | None = None
     ) -> PartitionLog:
         """The partition's log, created in the log dir with the fewest partitions."""
         key = (topic, partition)
-        with self._lock:
-            existing = self._logs.get(key)
-            if existing is not None:
-                return existing
-            counts = {d: 0 for d in self.log_dirs}
-            for log_dir in self._dir_of.values():
-                counts[log_dir] += 1
-            log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        with self._create_lock:  # the log is made without _lock: lookups go on meanwhile
+            with self._lock:
+                existing = self._logs.get(key)
+                if existing is not None:
+                    return existing
+                counts = {d: 0 for d in self.log_dirs}
+                for log_dir in self._dir_of.values():
+                    counts[log_dir] += 1
+                log_dir = min(self.log_dirs, key=lambda d: counts[d])
             created = PartitionLog(
                 log_dir / partition_dir_name(topic, partition),
                 topic,
@@ -237,10 +244,12 @@ class LogManager:
                 files=self.files,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
             )
-            self._logs[key] = created
-            self._dir_of[key] = log_dir
+            with self._lock:
+                self._logs[key] = created
+                self._dir_of[key] = log_dir
             return created
 
+    @blocking
     def delete_log(self, topic: str, partition: int, delay_ms: int | None = None) -> bool:
         """Remove a partition: its directory is renamed ``...-delete`` and removed later."""
         key = (topic, partition)
@@ -265,6 +274,7 @@ class LogManager:
 
     # background work
 
+    @blocking
     def clean(self, partition_log: PartitionLog) -> CleanerStats:
         """Compact a log from its first dirty offset (see :mod:`cleaner`); when a
         pass runs, the offset it reached goes to ``cleaner-offset-checkpoint``."""
@@ -291,6 +301,7 @@ class LogManager:
             self._write_cleaner_checkpoint(log_dir)
         return stats
 
+    @blocking
     def run_maintenance(self) -> None:
         """One round of the periodic work: retention, timed flushes, delayed
         deletions, expiry of producers silent for ``producer.id.expiration.ms``.

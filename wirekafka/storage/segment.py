@@ -36,6 +36,7 @@ from wirekafka.storage.files import (
 )
 from wirekafka.storage.index import OffsetIndex, TimeIndex
 from wirekafka.storage.spans import OpenFile
+from wirekafka.worker_threads import blocking
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -82,11 +83,16 @@ class LogSegment:
         config: LogConfig,
         created_ms: int = -1,
         files: FileCache = NO_LIMIT,
+        *,
+        file_suffix: str = "",
     ) -> None:
+        """``file_suffix``: the segment's files carry it after their own suffix
+        (``.cleaned``: a compacted copy being prepared, see
+        :meth:`replace_file_suffix`)."""
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
-        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX)
+        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX + file_suffix)
         self._files = files
         self.file_used = False
         self._file: OpenFile | None = None
@@ -101,13 +107,13 @@ class LogSegment:
             self.size = 0
         self._allocated_end = self.size  # the file's size: past self.size it is zeros
         self.offset_index = OffsetIndex(
-            segment_path(directory, base_offset, INDEX_SUFFIX),
+            segment_path(directory, base_offset, INDEX_SUFFIX + file_suffix),
             base_offset,
             config.index_max_bytes,
             files,
         )
         self.time_index = TimeIndex(
-            segment_path(directory, base_offset, TIME_INDEX_SUFFIX),
+            segment_path(directory, base_offset, TIME_INDEX_SUFFIX + file_suffix),
             base_offset,
             config.index_max_bytes,
             files,
@@ -157,6 +163,7 @@ class LogSegment:
         self.offset_index.release()
         self.time_index.release()
 
+    @blocking
     def sync_log(self, handle: OpenFile | None = None) -> None:
         """fsync the ``.log``, through whichever descriptor is open now: Linux reports
         a write-back error to the descriptors open when it happened and, until one
@@ -165,6 +172,7 @@ class LogSegment:
         handle = handle or self.open_file()
         os.fsync(handle.fd)
 
+    @blocking
     def sync_indexes(self) -> None:
         self.offset_index.sync()
         self.time_index.sync()
@@ -191,6 +199,7 @@ class LogSegment:
             os.truncate(self.log_path, self.size)
             self._allocated_end = self.size
 
+    @blocking
     def write_closed(self) -> None:
         """Finish a segment closed for writing: cut the zeros preallocated past
         its last batch and write the buffered index entries. A failure (a full
@@ -204,6 +213,7 @@ class LogSegment:
             if not self._deleted:
                 raise
 
+    @blocking
     def sync_closed(self) -> None:
         """fsync the three files of a segment written out by :meth:`write_closed`
         (passed over once deleted)."""
@@ -216,13 +226,20 @@ class LogSegment:
 
     def rename_files(self, suffix: str) -> list[Path]:
         """Rename the three files (e.g. to ``.deleted``); return their new paths."""
+        return self.replace_file_suffix("", suffix)
+
+    def replace_file_suffix(self, old: str, new: str) -> list[Path]:
+        """Rename the three files from ending in ``old`` to ending in ``new``
+        (``.cleaned`` to ``.swap`` to none, as a compacted copy takes its
+        place); return their new paths. Only names change: descriptors and
+        maps already open stay good."""
         self.release_files()
         renamed = []
         for index in (self.offset_index, self.time_index):
-            new = index.path.with_name(index.path.name + suffix)
-            index.rename(new)
-            renamed.append(new)
-        new_log = self.log_path.with_name(self.log_path.name + suffix)
+            path = index.path.with_name(index.path.name.removesuffix(old) + new)
+            index.rename(path)
+            renamed.append(path)
+        new_log = self.log_path.with_name(self.log_path.name.removesuffix(old) + new)
         os.rename(self.log_path, new_log)
         self.log_path = new_log
         return [new_log, *renamed]
@@ -403,6 +420,7 @@ class LogSegment:
 
     # recovery
 
+    @blocking
     def recover(self, expected_offset: int) -> tuple[int, int]:
         """Check every batch, rebuild the indexes and cut the file at the first bad byte.
 
@@ -412,6 +430,7 @@ class LogSegment:
         self.truncate(scan)
         return scan.next_offset, scan.bad_bytes
 
+    @blocking
     def check_batches(self, expected_offset: int) -> RecoveryScan:
         """Check every batch and rebuild the indexes from the good ones; cut nothing.
 
@@ -440,6 +459,7 @@ class LogSegment:
             good_end = position + size
         return RecoveryScan(next_offset, good_end, self.size - good_end, problem)
 
+    @blocking
     def truncate(self, scan: RecoveryScan) -> None:
         """Cut the file after the last good batch a scan found, and say so in the log."""
         if not scan.bad_bytes:
@@ -483,6 +503,7 @@ class LogSegment:
             next_offset = header.next_offset
             position += header.size_bytes
 
+    @blocking
     def rebuild_indexes(self) -> None:
         """Rebuild both indexes from the ``.log`` (which is trusted as it is)."""
         self.recover(self.base_offset)

@@ -1,13 +1,19 @@
 """The cluster as ZooKeeper describes it, for a broker with ``zookeeper.connect``.
 
-A background thread keeps a cache of live brokers, topics (assignment and
-config) and partition states, refreshed on ZooKeeper watches and every
-:data:`REFRESH_SECONDS`. Handlers read the cache (reads never block); topic
-creation and deletion write to ZooKeeper as Kafka's admin path does:
-``/config/topics/<t>`` and ``/brokers/topics/<t>`` for a new topic,
-``/admin/delete_topics/<t>`` to delete one. The broker that holds
-``/controller`` elects partition leaders (the first live replica), writes each
-partition's ``state`` and carries out deletions.
+A cache of live brokers, topics (assignment and config) and partition states
+is kept by :meth:`ZkCluster.run`, a task of the broker's nursery, refreshed on
+ZooKeeper watches and every :data:`REFRESH_SECONDS`: the ZooKeeper reads (and
+the controller's writes) run in worker threads (:mod:`wirekafka.worker_threads`),
+the new cache is put in place on the event loop. Handlers read the cache
+(reads never block); topic creation and deletion write to ZooKeeper, from a
+worker thread, as Kafka's admin path does: ``/config/topics/<t>`` and
+``/brokers/topics/<t>`` for a new topic, ``/admin/delete_topics/<t>`` to
+delete one, and hand the change of the cache to the event loop. The broker
+that holds ``/controller`` elects partition leaders (the first live replica),
+writes each partition's ``state`` and carries out deletions.
+
+Watches fire on kazoo's own thread: they only ask the event loop, through its
+trio token, to refresh soon.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from wirekafka.worker_threads import METADATA, blocking, run_blocking
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     CONFIG_TYPE_TOPIC,
@@ -76,50 +84,99 @@ class _Snapshot:
 
 
 class ZkCluster:
-    def __init__(self, session: ZkSession, broker_id: int) -> None:
+    def __init__(
+        self,
+        session: ZkSession,
+        broker_id: int,
+        trio_token: trio.lowlevel.TrioToken | None = None,
+    ) -> None:
+        """``trio_token``: the event loop that owns the cache (the broker's); without
+        one (tools, tests) the cache is changed by whoever calls."""
         self.session = session
         self.broker_id = broker_id
         self._snapshot = _Snapshot({}, {}, {}, NO_LEADER)
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._token = trio_token
+        self._wake: trio.Event | None = None  # set on the event loop: refresh now
+        self._changes = 0  # changes of the cache made by this broker, counted on the loop
         self._controller_epoch = 0
 
     # lifecycle
 
-    def start(self) -> None:
-        self.refresh()
-        self._thread = threading.Thread(target=self._run, name="zk-cluster", daemon=True)
-        self._thread.start()
+    async def run(self) -> None:
+        """Refresh the cache, and control the cluster while this broker is the
+        controller, at every watch and every :data:`REFRESH_SECONDS`, until
+        cancelled (the broker's nursery runs this). A round that fails is
+        logged and tried again."""
+        self._wake = trio.Event()
+        while True:
+            with trio.move_on_after(REFRESH_SECONDS):
+                await self._wake.wait()
+            self._wake = trio.Event()  # a watch firing from here on asks for the next round
+            changes = self._changes
+            try:
+                snapshot = await run_blocking(METADATA, self._round)
+            except (KazooException, KazooTimeoutError, ZnodeFormatError, ZooKeeperError) as exc:
+                log.warning("ZooKeeper refresh failed: %s", exc)
+                continue
+            if self._changes == changes:
+                self._snapshot = snapshot
+            else:  # a change of this broker's landed while it was read: read again
+                self._wake.set()
 
+    @blocking
+    def _round(self) -> _Snapshot:
+        self._elect()
+        if self._snapshot.controller_id == self.broker_id:
+            self._control()
+        return self._read()
+
+    @blocking
     def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(10)
-        with contextlib.suppress(KazooException):
+        """Give up ``/controller`` if this broker holds it (after :meth:`run` ended)."""
+        with contextlib.suppress(KazooException, KazooTimeoutError):
             self._resign()
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(REFRESH_SECONDS)
-            self._wake.clear()
-            if self._stop.is_set():
-                return
-            try:
-                self._elect()
-                if self._snapshot.controller_id == self.broker_id:
-                    self._control()
-                self.refresh()
-            except (KazooException, ZnodeFormatError, ZooKeeperError) as exc:
-                log.warning("ZooKeeper refresh failed: %s", exc)
-
     def _watch(self, _event: object) -> None:
-        self._wake.set()
+        # On kazoo's thread: the event loop is asked to refresh, nothing more.
+        token = self._token
+        if token is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(self._wake_up)
+
+    def _wake_up(self) -> None:
+        """On the event loop: refresh now."""
+        if self._wake is not None:
+            self._wake.set()
+
+    def _publish(self, change: Callable[[_Snapshot], _Snapshot]) -> None:
+        """Change the cache on the event loop: a worker thread hands ``change`` over
+        and waits for it. Without a loop (no token; the loop itself; a loop that
+        has finished) it is changed here."""
+        token = self._token
+
+        def apply() -> None:
+            self._snapshot = change(self._snapshot)
+            self._changes += 1
+            self._wake_up()
+
+        if token is None or trio.lowlevel.in_trio_run():
+            apply()
+            return
+        try:
+            trio.from_thread.run_sync(apply, trio_token=token)
+        except trio.RunFinishedError:
+            apply()
 
     # the cache
 
+    @blocking
     def refresh(self) -> None:
+        """Read the cache afresh from ZooKeeper."""
+        snapshot = self._read()
+        self._publish(lambda _: snapshot)
+
+    @blocking
+    def _read(self) -> _Snapshot:
         client = self.session.client
         brokers = {}
         for child in client.get_children(BrokerIdsZNode.path, watch=self._watch):
@@ -159,7 +216,7 @@ class ZkCluster:
             controller = ControllerZNode.decode(
                 client.get(ControllerZNode.path, watch=self._watch)[0]
             )
-        self._snapshot = _Snapshot(brokers, topics, leaders, controller)
+        return _Snapshot(brokers, topics, leaders, controller)
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         return self._snapshot.brokers
@@ -178,6 +235,7 @@ class ZkCluster:
 
     # admin writes (any broker)
 
+    @blocking
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         """Assign replicas round robin over the live brokers, as Kafka's default
         assignment does, and write the topic's config and assignment znodes.
@@ -205,6 +263,7 @@ class ZkCluster:
         start = sum(name.encode()) % len(live)
         return {p: (live[(start + p) % len(live)],) for p in partitions}
 
+    @blocking
     def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
         """Raise a topic's partition count in ``/brokers/topics/<topic>`` (with a
         version check); new partition i goes to ``brokers[i]`` or, without them,
@@ -236,6 +295,7 @@ class ZkCluster:
         configs = dict(found.configs) if found else {}
         self._cache_topic(ZkTopic(name, len(replicas), configs, dict(replicas)))
 
+    @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (``/config/topics/<topic>``)."""
         found = self.topic(name)
@@ -246,6 +306,7 @@ class ZkCluster:
         if found is not None:
             self._cache_topic(ZkTopic(name, found.partitions, dict(configs), found.replicas))
 
+    @blocking
     def _write_topic_config(self, name: str, configs: dict[str, str]) -> None:
         client = self.session.client
         client.ensure_path(ConfigEntityTypeZNode.path(CONFIG_TYPE_TOPIC))
@@ -256,27 +317,27 @@ class ZkCluster:
             client.set(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name), config_bytes)
 
     def _cache_topic(self, topic: ZkTopic) -> None:
-        snapshot = self._snapshot
-        topics = dict(snapshot.topics)
-        topics[topic.name] = topic
-        self._snapshot = _Snapshot(
-            snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id
-        )
-        self._wake.set()
+        def change(snapshot: _Snapshot) -> _Snapshot:
+            topics = {**snapshot.topics, topic.name: topic}
+            return _Snapshot(snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id)
 
+        self._publish(change)
+
+    @blocking
     def request_deletion(self, name: str) -> None:
         try:
             with contextlib.suppress(NodeExistsError):
                 self.session.client.create(DeleteTopicsTopicZNode.path(name), b"", makepath=True)
         except (KazooException, KazooTimeoutError) as exc:
             raise _unavailable(f"deleting topic {name}", exc) from exc
-        snapshot = self._snapshot
-        topics = {k: v for k, v in snapshot.topics.items() if k != name}
-        self._snapshot = _Snapshot(
-            snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id
-        )
-        self._wake.set()
 
+        def change(snapshot: _Snapshot) -> _Snapshot:
+            topics = {k: v for k, v in snapshot.topics.items() if k != name}
+            return _Snapshot(snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id)
+
+        self._publish(change)
+
+    @blocking
     def allocate_producer_ids(self, count: int) -> range:
         """The next block of ``/latest_producer_id_block``, claimed with a version check."""
         try:
@@ -284,6 +345,7 @@ class ZkCluster:
         except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
             raise _unavailable("allocating producer ids", exc) from exc
 
+    @blocking
     def _claim_producer_id_block(self, count: int) -> range:
         client = self.session.client
         client.ensure_path(ProducerIdBlockZNode.path)
@@ -306,6 +368,7 @@ class ZkCluster:
 
     # the controller
 
+    @blocking
     def _elect(self) -> None:
         """Claim ``/controller`` and bump ``/controller_epoch`` in one ZooKeeper multi.
 
@@ -332,6 +395,7 @@ class ZkCluster:
             log.info("became the controller (epoch %d)", epoch + 1)
             return
 
+    @blocking
     def _controller_epoch_znode(self) -> tuple[int, int]:
         """The epoch in ``/controller_epoch`` and its znode version; 0 for a new cluster."""
         client = self.session.client
@@ -344,6 +408,7 @@ class ZkCluster:
                 continue
             return ControllerEpochZNode.decode(data), stat.version
 
+    @blocking
     def _resign(self) -> None:
         client = self.session.client
         with contextlib.suppress(NoNodeError):
@@ -351,6 +416,7 @@ class ZkCluster:
             if ControllerZNode.decode(data) == self.broker_id:
                 client.delete(ControllerZNode.path)
 
+    @blocking
     def _control(self) -> None:
         """Delete topics asked for, and give every partition its first live replica as leader."""
         client = self.session.client
@@ -397,6 +463,7 @@ class ZkCluster:
                             leader,
                         )
 
+    @blocking
     def _create_partition_state(self, name: str, partition: int, state: PartitionState) -> None:
         """Write a partition's first state under its topic's znode, never creating the
         topic's own: a topic deleted since the snapshot was read stays deleted."""
@@ -416,6 +483,7 @@ class ZkCluster:
 
     # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
 
+    @blocking
     def commit_offsets_v0(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
         client = self.session.client
         for (topic, partition), offset in offsets.items():
@@ -429,6 +497,7 @@ class ZkCluster:
                     continue
                 client.set(path, data)
 
+    @blocking
     def fetch_offsets_v0(
         self, group: str, partitions: list[tuple[str, int]]
     ) -> dict[tuple[str, int], int]:

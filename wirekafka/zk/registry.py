@@ -9,6 +9,7 @@ import time
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from wirekafka.worker_threads import blocking
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     PERSISTENT_ZK_PATHS,
@@ -32,12 +33,14 @@ class BrokerRegistry:
         self.port = port
         self.path = BrokerIdZNode.path(broker_id)
 
+    @blocking
     def ensure_paths(self) -> None:
         """Kafka's persistent znodes (``/brokers/ids``, ``/brokers/topics``, ...)."""
         client = self.session.client
         for path in PERSISTENT_ZK_PATHS:
             client.ensure_path(path)  # with its parents
 
+    @blocking
     def cluster_id(self, proposed: str) -> str:
         """The cluster's id from ``/cluster/id``; ``proposed`` becomes it if none is set."""
         client = self.session.client
@@ -51,6 +54,7 @@ class BrokerRegistry:
         endpoint = EndPoint("PLAINTEXT", "PLAINTEXT", self.host, self.port)
         return BrokerIdZNode.encode(BrokerRegistration(endpoints=(endpoint,)))
 
+    @blocking
     def register(self) -> None:
         """Create the ephemeral broker znode.
 
@@ -81,6 +85,7 @@ class BrokerRegistry:
                     ) from None
                 time.sleep(_POLL_SECONDS)
 
+    @blocking
     def deregister(self) -> None:
         client = self.session.client
         try:
@@ -91,6 +96,7 @@ class BrokerRegistry:
             pass
 
 
+@blocking
 def join_zookeeper(
     connect: str,
     *,
@@ -121,6 +127,7 @@ def join_zookeeper(
     return registry, cluster_id
 
 
+@blocking
 def leave_zookeeper(registry: BrokerRegistry) -> None:
     try:
         registry.deregister()

@@ -20,6 +20,7 @@ from kafka.consumer.fetcher import ConsumerRecord
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from wirekafka.storage.checkpoint import read_checkpoint
 
 KEYS = 12
@@ -57,13 +58,15 @@ def wait_for_a_pass(broker: Broker, topic: str, past: int) -> int:
     return cleaned_to()
 
 
-def read_from_start(broker: Broker, topic: str, timeout_ms: int = 3000) -> list[ConsumerRecord]:
-    """Partition 0 of ``topic`` from its first offset, until ``timeout_ms`` passes with nothing new."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=timeout_ms)
+def read_from_start(broker: Broker, topic: str) -> list[ConsumerRecord]:
+    """Partition 0 of ``topic`` from its first offset to its end offset."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=broker.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
+    )
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
     consumer.seek_to_beginning(partition)
-    records = list(consumer)
+    records = read_to_end(consumer)
     consumer.close()
     return records
 

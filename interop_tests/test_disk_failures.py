@@ -85,7 +85,7 @@ def rdkafka_delivery_error(broker: Broker, value: bytes) -> str | None:
 
 
 def read_partition(broker: Broker) -> list[bytes]:
-    return [record.value for record in read_from_start(broker, TOPIC, timeout_ms=5000)]
+    return [record.value for record in read_from_start(broker, TOPIC)]
 
 
 def test_a_full_disk_refuses_appends_with_a_storage_error_and_loses_nothing(

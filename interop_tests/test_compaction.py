@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 import confluent_kafka
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.consumer.fetcher import ConsumerRecord
@@ -97,6 +98,7 @@ def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
     assert {r.key: r.value for r in records} == latest
 
 
+@pytest.mark.slow
 def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:
@@ -143,6 +145,7 @@ def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
     assert all(latest[b"key-%d" % i] == b"plain" for i in range(6))
 
 
+@pytest.mark.slow
 def test_max_compaction_lag_cleans_what_the_dirty_ratio_would_leave(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import CorruptRecordError
 from kafka.structs import OffsetAndMetadata
@@ -143,6 +144,7 @@ def read_skipping(broker: Broker, topic: str, junk: range) -> list[tuple[int, by
     return got
 
 
+@pytest.mark.slow
 def test_a_junk_batch_in_a_compacted_topic_does_not_stop_the_cleaner(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

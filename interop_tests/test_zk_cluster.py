@@ -161,6 +161,7 @@ def read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[byte
     return found
 
 
+@pytest.mark.slow
 def test_a_topic_spreads_over_three_brokers_and_clients_reach_every_partition(
     cluster: Cluster,
 ) -> None:
@@ -220,6 +221,7 @@ def test_a_topic_spreads_over_three_brokers_and_clients_reach_every_partition(
     assert sorted(seen) == expected
 
 
+@pytest.mark.slow
 def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
     cluster: Cluster,
 ) -> None:
@@ -252,6 +254,7 @@ def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
     assert read_all(survivor.bootstrap, "survive", 6) == before  # every acknowledged record
 
 
+@pytest.mark.slow
 def test_a_killed_controller_is_replaced_and_topics_can_still_be_created(
     cluster: Cluster,
 ) -> None:

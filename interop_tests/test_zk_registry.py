@@ -95,6 +95,7 @@ def test_a_second_broker_with_the_same_id_is_refused(
     assert "broker.id 1 is already registered" in result.stderr
 
 
+@pytest.mark.slow
 def test_session_expiry_then_registration_again(
     broker_factory: BrokerFactory,
     zookeeper: ZooKeeper,  # noqa: F811

@@ -153,6 +153,7 @@ def test_arbitrary_bodies_in_well_formed_frames(body, byte_by_byte):
     _only_protocol_errors(lambda: _decode_stream(encode_frame(body), byte_by_byte))
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(frame=mutated(REQUESTS), byte_by_byte=st.booleans(), keep_size=st.booleans())
 def test_mutated_requests(frame, byte_by_byte, keep_size):
@@ -161,6 +162,7 @@ def test_mutated_requests(frame, byte_by_byte, keep_size):
     _only_protocol_errors(lambda: _decode_stream(stream, byte_by_byte))
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(index=st.integers(0, len(RESPONSES) - 1), data=st.data())
 def test_mutated_responses(index, data):
@@ -180,6 +182,7 @@ def _decode_records(data: bytes, allow_partial_tail: bool) -> None:
         message_set_to_batch(data, base_offset=0)
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(data=mutated(RECORDS), allow_partial_tail=st.booleans())
 def test_mutated_record_data(data, allow_partial_tail):

@@ -87,6 +87,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return -slow_in[unit], -size_of[unit]
 
     items.sort(key=rank)
+    if getattr(config.option, "loadgroup", False):  # an xdist worker, --dist loadgroup
+        _put_groups_in_node_ids(items)
+
+
+def _put_groups_in_node_ids(items: list[pytest.Item]) -> None:
+    """xdist's scheduler reads a test's group from its node id (``...::test@group``),
+    which xdist 3.8 writes into ``item._nodeid``; pytest 9.2 keeps the id in
+    ``item._id`` and no longer reads ``_nodeid``, so every test was a unit of its own
+    (four Spark sessions, a module's broker on every worker). The suffix goes where
+    this pytest reads it; xdist's own attempt after this changes nothing."""
+    for item in items:
+        group = _group(item)
+        if group is None or "@" in item.nodeid.rsplit("]", 1)[-1]:
+            continue
+        grouped = f"{item.nodeid}@{group}"
+        node_id = getattr(item, "_id", None)
+        if node_id is not None and hasattr(type(node_id), "parse"):
+            item._id = type(node_id).parse(grouped)
+        else:
+            item._nodeid = grouped  # type: ignore[attr-defined]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -7,13 +7,21 @@ on first use and reads them back. Afterwards no JVM and no directory is left.
 
 from __future__ import annotations
 
+import pytest
+
 from interop_tests import test_kafka_python
+from interop_tests.conftest import HEAVY
 from interop_tests.support import assert_same_records, counts_of, make_samples
 from tools.apache_kafka import ApacheKafka
+
+# With the other tests that push a broker to a resource's edge (interop_tests/conftest.py,
+# HEAVY): one at a time, on one xdist worker.
+pytestmark = HEAVY
 
 RECORDS = 200
 
 
+@pytest.mark.slow
 def test_apache_kafka_serves_kafka_python_and_stops() -> None:
     samples = make_samples(RECORDS, "apache-kafka", partitions=1)
     with ApacheKafka() as kafka:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 import confluent_kafka
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.consumer.fetcher import ConsumerRecord
@@ -20,6 +21,7 @@ from kafka.consumer.fetcher import ConsumerRecord
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from wirekafka.storage.checkpoint import read_checkpoint
 
 KEYS = 12
@@ -57,13 +59,15 @@ def wait_for_a_pass(broker: Broker, topic: str, past: int) -> int:
     return cleaned_to()
 
 
-def read_from_start(broker: Broker, topic: str, timeout_ms: int = 3000) -> list[ConsumerRecord]:
-    """Partition 0 of ``topic`` from its first offset, until ``timeout_ms`` passes with nothing new."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=timeout_ms)
+def read_from_start(broker: Broker, topic: str) -> list[ConsumerRecord]:
+    """Partition 0 of ``topic`` from its first offset to its end offset."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=broker.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
+    )
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
     consumer.seek_to_beginning(partition)
-    records = list(consumer)
+    records = read_to_end(consumer)
     consumer.close()
     return records
 
@@ -94,6 +98,7 @@ def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
     assert {r.key: r.value for r in records} == latest
 
 
+@pytest.mark.slow
 def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:
@@ -140,6 +145,7 @@ def test_an_idempotent_producer_goes_on_after_compaction_and_a_restart(
     assert all(latest[b"key-%d" % i] == b"plain" for i in range(6))
 
 
+@pytest.mark.slow
 def test_max_compaction_lag_cleans_what_the_dirty_ratio_would_leave(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

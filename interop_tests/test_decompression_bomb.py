@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from interop_tests.broker import Broker
+from interop_tests.conftest import HEAVY
 from interop_tests.protocol_client import ProtocolClient
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -29,6 +30,10 @@ from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import decode_message_set
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch, set_base_offset
+
+# With the other tests that push a broker to a resource's edge (interop_tests/conftest.py,
+# HEAVY): one at a time, on one xdist worker.
+pytestmark = HEAVY
 
 MESSAGE_MAX_BYTES = 262_144  # an inflation limit of 16 MiB
 INFLATION_LIMIT = 64 * MESSAGE_MAX_BYTES

@@ -30,8 +30,13 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaStorageError
 
 from interop_tests.broker import Broker
+from interop_tests.conftest import HEAVY
 from interop_tests.mount_namespace import MountNamespace, NamespacedBroker
 from interop_tests.test_compaction import read_from_start
+
+# With the other tests that push a broker to a resource's edge (interop_tests/conftest.py,
+# HEAVY): one at a time, on one xdist worker.
+pytestmark = HEAVY
 
 MiB = 1024 * 1024
 VALUE_BYTES = 20_000
@@ -85,9 +90,10 @@ def rdkafka_delivery_error(broker: Broker, value: bytes) -> str | None:
 
 
 def read_partition(broker: Broker) -> list[bytes]:
-    return [record.value for record in read_from_start(broker, TOPIC, timeout_ms=5000)]
+    return [record.value for record in read_from_start(broker, TOPIC)]
 
 
+@pytest.mark.slow
 def test_a_full_disk_refuses_appends_with_a_storage_error_and_loses_nothing(
     namespace: MountNamespace, tmp_path: Path
 ) -> None:
@@ -120,6 +126,7 @@ def test_a_full_disk_refuses_appends_with_a_storage_error_and_loses_nothing(
     broker.stop()  # a clean stop, marker and checkpoints written
 
 
+@pytest.mark.slow
 def test_an_io_error_keeps_the_partition_offline_and_a_restart_recovers_every_ack(
     namespace: MountNamespace, tmp_path: Path
 ) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from kafka import KafkaAdminClient
 
 from interop_tests import test_confluent_kafka as confluent
 from interop_tests import test_kafka_python as kafka_python
 from interop_tests.broker import Broker
-from interop_tests.conftest import BrokerFactory
+from interop_tests.conftest import HEAVY, BrokerFactory
 from interop_tests.support import (
     Sample,
     assert_acknowledged_in_order,
@@ -31,6 +32,10 @@ from interop_tests.support import (
 )
 from wirekafka.fd_budget import fd_budget
 from wirekafka.protocol.errors import ErrorCode
+
+# With the other tests that push a broker to a resource's edge (interop_tests/conftest.py,
+# HEAVY): one at a time, on one xdist worker.
+pytestmark = HEAVY
 
 LIMITED_FDS = 4096
 LOW_FDS = 1024
@@ -112,6 +117,7 @@ def produce_one_each(broker: Broker, topic: str, partitions: int, tag: str) -> l
     return samples
 
 
+@pytest.mark.slow
 def test_more_partitions_on_disk_than_descriptors_start_and_are_served(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

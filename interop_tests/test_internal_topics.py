@@ -18,7 +18,12 @@ from collections.abc import Callable
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
-from kafka.errors import BrokerResponseError, InvalidRequestError, InvalidTopicError
+from kafka.errors import (
+    BrokerResponseError,
+    CommitFailedError,
+    InvalidRequestError,
+    InvalidTopicError,
+)
 from kafka.structs import OffsetAndMetadata
 
 from interop_tests.broker import Broker
@@ -65,24 +70,40 @@ def topic_config(broker: Broker, topic: str, key: str) -> str:
 
 
 def form_a_group(broker: Broker, topic: str, group: str) -> None:
-    """A kafka-python member subscribes, is assigned the topic's partition, and commits."""
+    """A kafka-python member subscribes, is assigned the topic's partition, and commits.
+
+    On a loaded machine the member may lead a first generation before its metadata
+    has the topic (it assigns nothing, then rejoins once a metadata refresh shows the
+    partition: hence the short metadata age), or commit while it rejoins (the commit
+    fails): it polls and commits again until the commit is there. Each poll may take
+    long: it returns with the record once the partition is assigned, and kafka-python
+    3.0.12 loses the SyncGroup answer that comes after a poll timed out mid-join (the
+    member then stays without an assignment)."""
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
     producer.send(topic, b"one").get(timeout=TIMEOUT_S)
     producer.close()
+    partition = TopicPartition(topic, 0)
     consumer = KafkaConsumer(
         topic,
         bootstrap_servers=broker.bootstrap,
         group_id=group,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
+        metadata_max_age_ms=1000,
     )
     try:
         deadline = time.monotonic() + TIMEOUT_S
-        while not consumer.assignment():
-            assert time.monotonic() < deadline, "the group did not form"
-            consumer.poll(timeout_ms=200)
-        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(1, "", -1)})
-        assert consumer.committed(TopicPartition(topic, 0)) == 1
+        while True:
+            assert time.monotonic() < deadline, "the group did not form and commit"
+            consumer.poll(timeout_ms=int(TIMEOUT_S * 1000))
+            if partition not in consumer.assignment():
+                continue
+            try:
+                consumer.commit({partition: OffsetAndMetadata(1, "", -1)})
+            except CommitFailedError:  # a rebalance came between
+                continue
+            if consumer.committed(partition) == 1:
+                return
     finally:
         consumer.close()
 

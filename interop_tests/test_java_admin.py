@@ -216,6 +216,7 @@ def test_broker_configs_are_described_and_static(admin: Admin) -> None:
     )
 
 
+@pytest.mark.slow
 def test_altered_configs_survive_a_restart(
     driver: AdminDriver, broker_factory: BrokerFactory
 ) -> None:

@@ -165,6 +165,7 @@ def config_lines(run: ToolRun) -> dict[str, str]:
 # -- kafka-topics
 
 
+@pytest.mark.slow
 def test_topics_create_list_describe_delete(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -224,6 +225,7 @@ def test_topics_create_list_describe_delete(
     assert f"Topic '{topic}' does not exist as expected" in missing.stdout, missing.report()
 
 
+@pytest.mark.slow
 def test_topics_alter_partitions(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -313,6 +315,7 @@ def content(got: Got) -> Record:
     return (got.key, got.value, got.headers)
 
 
+@pytest.mark.slow
 def test_console_producer_and_consumer_round_trip(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -407,6 +410,7 @@ def offsets_table(run: ToolRun) -> dict[int, tuple[str, ...]]:
     }
 
 
+@pytest.mark.slow
 def test_consumer_groups_list_and_describe_lag(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -481,6 +485,7 @@ def test_consumer_groups_list_and_describe_lag(
     assert group not in [row["GROUP"] for row in listed]
 
 
+@pytest.mark.slow
 def test_consumer_groups_reset_offsets(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -519,6 +524,7 @@ def test_consumer_groups_reset_offsets(
     }
 
 
+@pytest.mark.slow
 def test_consumer_groups_delete(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -547,6 +553,7 @@ def test_consumer_groups_delete(
 # -- kafka-configs
 
 
+@pytest.mark.slow
 def test_configs_describe_topic_and_broker(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -611,6 +618,7 @@ def test_configs_describe_topic_and_broker(
     ).lines == [f"The topic '{unknown}' doesn't exist and doesn't have dynamic config."]
 
 
+@pytest.mark.slow
 def test_configs_alter_topic(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:
@@ -665,6 +673,7 @@ def test_configs_alter_topic(
 # -- kafka-get-offsets
 
 
+@pytest.mark.slow
 def test_get_offsets(
     tools: KafkaTools, tools_broker: Broker, new_topic: Callable[[str], str]
 ) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from kafka import KafkaProducer
 
 from interop_tests.broker import Broker
-from interop_tests.conftest import BrokerFactory
+from interop_tests.conftest import HEAVY, BrokerFactory
 from interop_tests.polling import wait_for
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.test_bad_input import read_frame
@@ -30,6 +30,10 @@ from wirekafka.protocol.framing import encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest
+
+# With the other tests that push a broker to a resource's edge (interop_tests/conftest.py,
+# HEAVY): one at a time, on one xdist worker.
+pytestmark = HEAVY
 
 TIMEOUT_S = 30.0
 MIB = 1024 * 1024

@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import CorruptRecordError
 from kafka.structs import OffsetAndMetadata
 
 from interop_tests.broker import Broker
 from interop_tests.conftest import BrokerFactory
+from interop_tests.reading import IDLE_TIMEOUT_MS, iter_to_end
 from interop_tests.test_compaction import create_compacted_topic, wait_for_a_pass
 from wirekafka.groups.offsets_topic import partition_for_group
 from wirekafka.protocol.records.record_batch import (
@@ -119,7 +121,9 @@ def test_a_junk_batch_in_the_offsets_topic_does_not_stop_the_broker(
 def read_skipping(broker: Broker, topic: str, junk: range) -> list[tuple[int, bytes, bytes]]:
     """(offset, key, value) of partition 0 from its start, as a kafka-python consumer
     reads it that seeks past the batch it cannot parse (``junk``, its offsets)."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, consumer_timeout_ms=3000)
+    consumer = KafkaConsumer(
+        bootstrap_servers=broker.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
+    )
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
@@ -129,7 +133,7 @@ def read_skipping(broker: Broker, topic: str, junk: range) -> list[tuple[int, by
     while True:
         assert time.monotonic() < deadline, "timed out reading the topic"
         try:
-            got.extend((r.offset, r.key, r.value) for r in consumer)
+            got.extend((r.offset, r.key, r.value) for r in iter_to_end(consumer))
             break
         except CorruptRecordError:
             assert consumer.position(tp) <= junk.start, consumer.position(tp)  # stopped before it
@@ -140,6 +144,7 @@ def read_skipping(broker: Broker, topic: str, junk: range) -> list[tuple[int, by
     return got
 
 
+@pytest.mark.slow
 def test_a_junk_batch_in_a_compacted_topic_does_not_stop_the_cleaner(
     broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

@@ -20,6 +20,7 @@ from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
 from interop_tests.protocol_client import ProtocolClient
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from interop_tests.zookeeper import ZooKeeper
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -150,16 +151,17 @@ def produce_kafka_python(bootstrap: str, topic: str, count: int, tag: str) -> No
 
 
 def read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[bytes]]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS)
     consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
     consumer.seek_to_beginning()
     found: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
-    for message in consumer:
+    for message in read_to_end(consumer):
         found[message.partition].append(message.value)
     consumer.close()
     return found
 
 
+@pytest.mark.slow
 def test_a_topic_spreads_over_three_brokers_and_clients_reach_every_partition(
     cluster: Cluster,
 ) -> None:
@@ -219,6 +221,7 @@ def test_a_topic_spreads_over_three_brokers_and_clients_reach_every_partition(
     assert sorted(seen) == expected
 
 
+@pytest.mark.slow
 def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
     cluster: Cluster,
 ) -> None:
@@ -228,12 +231,15 @@ def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
     produce_kafka_python(brokers[0].bootstrap, "survive", 300, "before")
     before = read_all(brokers[1].bootstrap, "survive", 6)
     victim = 2 if cluster.controller() != 2 else 1
+    # ZooKeeper expires the killed broker's session, and its znode with it, after the
+    # timeout the broker asked for (not ZooKeeper's longest, a minute)
+    _, registration = cluster.kazoo.get(f"/brokers/ids/{victim}")
+    session_timeout_ms = cluster.zookeeper.session_timeout_ms(registration.ephemeralOwner)
+    assert session_timeout_ms == SESSION_TIMEOUT_MS
     brokers[victim].kill()
-    started = time.monotonic()
     wait_for(
         lambda: str(victim) not in cluster.kazoo.get_children("/brokers/ids"), "its znode to go"
     )
-    assert time.monotonic() - started < SESSION_TIMEOUT_MS / 1000 + 5
     survivor = brokers[next(n for n in brokers if n != victim)]
 
     def leaderless() -> bool:
@@ -248,6 +254,7 @@ def test_a_killed_broker_leaves_its_partitions_leaderless_until_it_returns(
     assert read_all(survivor.bootstrap, "survive", 6) == before  # every acknowledged record
 
 
+@pytest.mark.slow
 def test_a_killed_controller_is_replaced_and_topics_can_still_be_created(
     cluster: Cluster,
 ) -> None:

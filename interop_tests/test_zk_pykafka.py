@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from kafka import KafkaProducer
 from kazoo.client import KazooClient
 from pykafka import KafkaClient
@@ -19,6 +20,7 @@ RECORDS = 300
 TIMEOUT_S = 60.0
 
 
+@pytest.mark.slow
 def test_pykafka_balanced_consumer_over_zookeeper(
     broker_factory: BrokerFactory,
     zookeeper: ZooKeeper,  # noqa: F811

@@ -15,6 +15,7 @@ Without the package the fixtures fail (they do not skip), saying how to install 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -59,6 +60,32 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _listens_on(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the listening TCP socket of ``port`` (from ``/proc``).
+
+    ZooKeeper takes no port 0, so a test picks a free port and hands it over; another
+    test (another xdist worker, another run on the machine) may take it meanwhile,
+    and its ZooKeeper must not pass for this one."""
+    inodes = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:  # closed meanwhile
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    except OSError:  # the process is gone
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port and inode in inodes:
+                return True  # 0A: LISTEN
+    return False
 
 
 class ZooKeeper:
@@ -124,7 +151,7 @@ class ZooKeeper:
                     "minSessionTimeout=1000",
                     "maxSessionTimeout=60000",
                     "admin.enableServer=false",
-                    "4lw.commands.whitelist=ruok,srvr,stat,mntr",
+                    "4lw.commands.whitelist=ruok,srvr,stat,mntr,cons",
                     "",
                 ]
             )
@@ -150,7 +177,7 @@ class ZooKeeper:
             java,
             "-Xmx256m",
             "-Dzookeeper.admin.enableServer=false",
-            "-Dzookeeper.4lw.commands.whitelist=ruok,srvr,stat,mntr",
+            "-Dzookeeper.4lw.commands.whitelist=ruok,srvr,stat,mntr,cons",
             f"-Dzookeeper.log.dir={self.root}",
             "-cp",
             classpath,
@@ -184,7 +211,8 @@ class ZooKeeper:
                 raise ZooKeeperError(
                     f"ZooKeeper did not answer on {self.connect_string} in time\n{self.log_tail()}"
                 )
-            if self._port_open():
+            assert self.process is not None and self.port is not None
+            if self._port_open() and _listens_on(self.process.pid, self.port):
                 client = KazooClient(hosts=self.connect_string, timeout=5.0)
                 try:
                     client.start(timeout=min(5.0, max(remaining, 0.5)))
@@ -199,6 +227,31 @@ class ZooKeeper:
                     except Exception:
                         pass
             time.sleep(0.1)
+
+    def four_letter_word(self, word: str) -> str:
+        """ZooKeeper's answer to a four-letter command (``cons``: each connection's
+        session id and negotiated timeout)."""
+        with socket.create_connection(("127.0.0.1", self._require_port()), timeout=10.0) as sock:
+            sock.sendall(word.encode())
+            chunks = []
+            while data := sock.recv(65536):
+                chunks.append(data)
+        return b"".join(chunks).decode()
+
+    def session_timeout_ms(self, session_id: int) -> int:
+        """The timeout ZooKeeper negotiated with session ``session_id`` (a znode's
+        ``ephemeralOwner``): ZooKeeper expires the session after it."""
+        for line in self.four_letter_word("cons").splitlines():
+            if f"sid=0x{session_id:x}," in line:
+                match = re.search(r"\bto=(\d+)", line)
+                assert match, line
+                return int(match[1])
+        raise ZooKeeperError(f"no connection of session 0x{session_id:x} in `cons`")
+
+    def _require_port(self) -> int:
+        if self.port is None:
+            raise ZooKeeperError("ZooKeeper has not started")
+        return self.port
 
     def _port_open(self) -> bool:
         assert self.port is not None

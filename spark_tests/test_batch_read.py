@@ -49,6 +49,7 @@ def expected_value(partition: int, offset: int) -> bytes:
     return value_of(offset * PARTITIONS + partition)
 
 
+@pytest.mark.slow
 def test_whole_topic_count_and_checksum(
     spark: SparkSession, broker: Broker, big_topic: str
 ) -> None:
@@ -121,6 +122,7 @@ def test_subscribe_pattern_covers_matching_topics(spark: SparkSession, broker: B
     assert {r.topic: r["count"] for r in rows} == {"pattern-a": 5, "pattern-b": 7}
 
 
+@pytest.mark.slow
 def test_keys_values_headers_timestamps_as_written_by_kafka_python(
     spark: SparkSession, broker: Broker, topic_name: Callable[[str], str]
 ) -> None:
@@ -143,6 +145,7 @@ def test_keys_values_headers_timestamps_as_written_by_kafka_python(
     assert_same_records(samples, got, timestamps=True)
 
 
+@pytest.mark.slow
 def test_deleted_records_are_data_loss_unless_allowed(
     spark: SparkSession, broker: Broker, topic_name: Callable[[str], str]
 ) -> None:

@@ -10,6 +10,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -18,12 +19,14 @@ from spark_tests.kafka import create_topic, produce_values, read_back
 from spark_tests.pipeline import check_page_view_pipeline
 
 
+@pytest.mark.slow
 def test_page_view_pipeline_through_spark_kafka(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:
     check_page_view_pipeline(spark, broker, tmp_path, topic_name, source_format="kafka")
 
 
+@pytest.mark.slow
 def test_both_sources_read_the_same(
     spark: SparkSession, broker: Broker, topic_name: Callable[[str], str]
 ) -> None:

@@ -11,12 +11,16 @@ import sys
 
 import pytest
 
-from interop_tests.broker import Broker
+from interop_tests.conftest import BrokerFactory
 from interop_tests.jvm_jars import SPARK_KAFKA, jars
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source_format", ["wirekafka", "kafka"])
-def test_page_views_command_end_to_end(broker: Broker, source_format: str) -> None:
+def test_page_views_command_end_to_end(broker_factory: BrokerFactory, source_format: str) -> None:
+    # A broker of the test's own, not the module's: each command starts a Spark of its
+    # own for a minute or more, and under xdist the two run on two workers at once.
+    broker = broker_factory()
     command = [
         sys.executable,
         "-m",

@@ -54,6 +54,7 @@ def assert_all_match(client_ids: set[str | None], pattern: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_group_options_name_the_consumers_the_broker_sees(
     spark: SparkSession,
     proxied: tuple[Broker, RecordingProxy],
@@ -111,6 +112,7 @@ def test_group_options_name_the_consumers_the_broker_sees(
     assert [g.group_id for g in listed.valid] == []
 
 
+@pytest.mark.slow
 def test_deprecated_offset_fetching_joins_the_group(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:

@@ -103,6 +103,7 @@ def expected_rows(t0: int, ranges: dict[int, tuple[int, int]]) -> list[Got]:
     ]
 
 
+@pytest.mark.slow
 def test_offsets_json_with_earliest_and_latest(
     spark: SparkSession, broker: Broker, timed_topic: tuple[str, int]
 ) -> None:
@@ -175,6 +176,7 @@ def test_ending_offsets_by_timestamp(
     assert as_got(df) == expected_rows(t0, {0: (50, 60), 1: (60, 60), 2: (190, PER_PARTITION)})
 
 
+@pytest.mark.slow
 def test_starting_timestamp_for_every_partition(
     spark: SparkSession, broker: Broker, timed_topic: tuple[str, int]
 ) -> None:
@@ -207,6 +209,7 @@ def test_starting_timestamp_for_every_partition(
     assert as_got(df) == expected_rows(t0, {0: (200, 200), 1: (199, 200), 2: (199, 200)})
 
 
+@pytest.mark.slow
 def test_min_partitions_splits_ranges_and_keeps_every_record(
     spark: SparkSession, broker: Broker, topic_name: Callable[[str], str]
 ) -> None:
@@ -272,6 +275,7 @@ def header_samples(tag: str, count: int, *, null_header_values: bool) -> list[Sa
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("producer", ["kafka-python", "confluent-kafka"])
 def test_headers_byte_for_byte(
     spark: SparkSession, broker: Broker, topic_name: Callable[[str], str], producer: str

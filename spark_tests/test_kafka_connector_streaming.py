@@ -78,6 +78,7 @@ def rate_limited(limit: int, start: dict[int, int], end: dict[int, int]) -> dict
     return ends
 
 
+@pytest.mark.slow
 def test_max_offsets_per_trigger_sizes_every_micro_batch(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:
@@ -168,6 +169,7 @@ def written_windows(broker: Broker, topic: str) -> list[tuple[tuple[int, str], i
     return [((row["start"], row["page"]), row["count"]) for row in rows]
 
 
+@pytest.mark.slow
 def test_windowed_counts_exact_across_a_restart_from_the_checkpoint(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.types import (
     ArrayType,
@@ -119,6 +120,7 @@ def test_topic_option_wins_over_the_topic_column(
     assert partition_counts(broker.bootstrap, ignored, [0]) == {0: 0}
 
 
+@pytest.mark.slow
 def test_stream_copies_records_exactly_once_across_restarts(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:

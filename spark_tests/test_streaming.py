@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -47,12 +48,14 @@ def wait_for_rows(query: StreamingQuery, rows: int) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_page_view_counts_are_exact(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:
     check_page_view_pipeline(spark, broker, tmp_path, topic_name, source_format="wirekafka")
 
 
+@pytest.mark.slow
 def test_restart_from_checkpoint_misses_no_input(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:
@@ -102,6 +105,7 @@ def test_restart_from_checkpoint_misses_no_input(
     assert not wrong, f"counts differ from {len(views)} views: {sorted(wrong.items())[:5]}"
 
 
+@pytest.mark.slow
 def test_max_offsets_per_trigger_and_stream_write(
     spark: SparkSession, broker: Broker, tmp_path: Path, topic_name: Callable[[str], str]
 ) -> None:
@@ -179,6 +183,7 @@ def test_latest_start_and_topics_that_appear(
     )
 
 
+@pytest.mark.slow
 def test_query_rides_out_a_broker_crash(
     spark: SparkSession, broker_factory: BrokerFactory, topic_name: Callable[[str], str]
 ) -> None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["wirekafka", "tests", "interop_tests", "spark_tests", "tools"]
+SOURCES = ["wirekafka", "tests", "interop_tests", "spark_tests", "tools", "conftest.py"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

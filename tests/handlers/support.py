@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+import trio.testing
 
 from tests.storage.helpers import BASE_TIME_MS, FakeClock
 from wirekafka.broker.context import BrokerContext, BrokerEndpoint, open_broker_context
@@ -52,12 +53,47 @@ from wirekafka.protocol.rpc import (
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.spans import FileSpan
 
-__all__ = ["BASE_TIME_MS", "TestBroker", "make_batch", "run"]
+__all__ = [
+    "BASE_TIME_MS",
+    "TestBroker",
+    "advance_trio_time",
+    "make_batch",
+    "run",
+    "run_autojump",
+    "run_stepped",
+]
 
 
 def run(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     """Run an async function to completion in a fresh trio loop."""
     return trio.run(fn, *args)
+
+
+def run_autojump(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run ``fn`` on trio's mock clock, which jumps to the next deadline as soon as
+    every task waits: a long poll's full wait takes no real time, and
+    ``trio.current_time()`` measures it exactly as the broker counts it.
+
+    Only for a scenario with one thing waiting: a task waiting on a worker
+    thread counts as waiting too, so time could jump past a deadline while a
+    produce is still in its thread (use :func:`run_stepped` for those)."""
+    return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def run_stepped(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run ``fn`` on trio's mock clock, which stands still until the test moves it
+    with :func:`advance_trio_time`: deadlines pass exactly when the test says."""
+    return trio.run(fn, *args, clock=trio.testing.MockClock())
+
+
+async def advance_trio_time(seconds: float) -> None:
+    """In :func:`run_stepped`: once every task waits, move trio's clock on, and
+    let the tasks it wakes run until they wait again."""
+    clock = trio.lowlevel.current_clock()
+    assert isinstance(clock, trio.testing.MockClock), "only under run_stepped"
+    await trio.testing.wait_all_tasks_blocked()
+    clock.jump(seconds)
+    await trio.testing.wait_all_tasks_blocked()
 
 
 def make_batch(

@@ -6,14 +6,17 @@ import struct
 
 import pytest
 import trio
+import trio.testing
 
 from tests.handlers.support import (
     BASE_TIME_MS,
     TestBroker,
+    advance_trio_time,
     fetch_request,
     make_batch,
     produce_request,
-    run,
+    run_autojump,
+    run_stepped,
 )
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -89,12 +92,12 @@ def test_fetch_at_the_log_end_without_waiting_is_empty(broker):
         response = await broker.acall(ApiKey.FETCH, 12, request)
         return response, trio.current_time() - start
 
-    response, elapsed = run(timed)
+    response, elapsed = run_autojump(timed)
     data = response.responses[0].partitions[0]
     assert data.error_code == ErrorCode.NONE
     assert data.high_watermark == 1
     assert bytes(data.records) == b""
-    assert elapsed < 0.5
+    assert elapsed == 0  # trio's clock jumps to any deadline the handler waits for
 
 
 def test_long_poll_is_woken_by_a_produce(broker):
@@ -110,19 +113,17 @@ def test_long_poll_is_woken_by_a_produce(broker):
             results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
             results["elapsed"] = trio.current_time() - start
 
-        async def producer():
-            await trio.sleep(0.2)
-            results["produce"] = await broker.acall(
-                ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"new"]))
-            )
-
         async with trio.open_nursery() as nursery:
             nursery.start_soon(fetcher)
-            nursery.start_soon(producer)
+            await advance_trio_time(0.25)
+            assert "fetch" not in results  # parked
+            await broker.acall(ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"new"])))
+            await trio.testing.wait_all_tasks_blocked()
+            assert "fetch" in results  # woken, with trio's clock still at the produce
         return results
 
-    results = run(scenario)
-    assert 0.2 <= results["elapsed"] < 2.0
+    results = run_stepped(scenario)
+    assert results["elapsed"] == 0.25  # answered at the produce, not at its 5 s deadline
     data = results["fetch"].responses[0].partitions[0]
     assert data.high_watermark == 2
     assert offsets_and_values(bytes(data.records)) == [(1, b"new")]
@@ -136,23 +137,24 @@ def test_long_poll_ignores_appends_to_other_partitions(broker):
 
         async def fetcher():
             start = trio.current_time()
-            request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=400, min_bytes=1)
+            request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=500, min_bytes=1)
             results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
             results["elapsed"] = trio.current_time() - start
 
-        async def producer():
-            await trio.sleep(0.05)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetcher)
+            await advance_trio_time(0.125)
             await broker.acall(
                 ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"p1"]), partition=1)
             )
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(fetcher)
-            nursery.start_soon(producer)
+            await advance_trio_time(0.25)
+            assert "fetch" not in results  # partition 1's append did not wake it
+            await advance_trio_time(0.125)
+            assert "fetch" in results  # its deadline did
         return results
 
-    results = run(scenario)
-    assert results["elapsed"] >= 0.4
+    results = run_stepped(scenario)
+    assert results["elapsed"] == 0.5
     assert bytes(results["fetch"].responses[0].partitions[0].records) == b""
 
 
@@ -161,12 +163,12 @@ def test_long_poll_expires_empty(broker):
 
     async def timed():
         start = trio.current_time()
-        request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=300, min_bytes=1)
+        request = fetch_request([("t", 0, 0, 1 << 20)], max_wait_ms=250, min_bytes=1)
         response = await broker.acall(ApiKey.FETCH, 12, request)
         return response, trio.current_time() - start
 
-    response, elapsed = run(timed)
-    assert 0.3 <= elapsed < 2.0
+    response, elapsed = run_autojump(timed)
+    assert elapsed == 0.25  # the whole max_wait_ms, by trio's clock
     data = response.responses[0].partitions[0]
     assert (data.error_code, data.high_watermark, bytes(data.records)) == (ErrorCode.NONE, 0, b"")
 
@@ -183,17 +185,18 @@ def test_long_poll_short_of_min_bytes_returns_what_it_has_at_the_deadline(broker
             results["fetch"] = await broker.acall(ApiKey.FETCH, 12, request)
             results["elapsed"] = trio.current_time() - start
 
-        async def producer():
-            await trio.sleep(0.1)
-            await broker.acall(ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"small"])))
-
         async with trio.open_nursery() as nursery:
             nursery.start_soon(fetcher)
-            nursery.start_soon(producer)
+            await advance_trio_time(0.125)
+            await broker.acall(ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"small"])))
+            await advance_trio_time(0.25)
+            assert "fetch" not in results  # a few bytes are short of min_bytes
+            await advance_trio_time(0.125)
+            assert "fetch" in results  # until the deadline
         return results
 
-    results = run(scenario)
-    assert 0.5 <= results["elapsed"] < 2.0
+    results = run_stepped(scenario)
+    assert results["elapsed"] == 0.5
     data = results["fetch"].responses[0].partitions[0]
     assert offsets_and_values(bytes(data.records)) == [(0, b"small")]
 
@@ -239,9 +242,9 @@ def test_out_of_range_does_not_wait(broker):
         response = await broker.acall(ApiKey.FETCH, 12, request)
         return response, trio.current_time() - start
 
-    response, elapsed = run(timed)
+    response, elapsed = run_autojump(timed)
     assert response.responses[0].partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
-    assert elapsed < 1.0
+    assert elapsed == 0
 
 
 @pytest.mark.parametrize(("version", "magic"), [(0, 0), (1, 0), (2, 1), (3, 1)])
@@ -378,9 +381,9 @@ def test_unknown_topic_does_not_wait(broker):
         response = await broker.acall(ApiKey.FETCH, 12, request)
         return response, trio.current_time() - start
 
-    response, elapsed = run(timed)
+    response, elapsed = run_autojump(timed)
     assert response.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert elapsed < 1.0
+    assert elapsed == 0
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])

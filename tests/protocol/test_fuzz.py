@@ -91,6 +91,7 @@ def test_arbitrary_bodies_in_well_formed_frames(body, byte_by_byte):
     only_protocol_errors(lambda: _decode_stream(encode_frame(body), byte_by_byte))
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(frame=mutated(REQUESTS), byte_by_byte=st.booleans(), keep_size=st.booleans())
 def test_mutated_requests(frame, byte_by_byte, keep_size):
@@ -99,6 +100,7 @@ def test_mutated_requests(frame, byte_by_byte, keep_size):
     only_protocol_errors(lambda: _decode_stream(stream, byte_by_byte))
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(index=st.integers(0, len(RESPONSES) - 1), data=st.data())
 def test_mutated_responses(index, data):
@@ -118,6 +120,7 @@ def _decode_records(data: bytes, allow_partial_tail: bool) -> None:
         message_set_to_batch(data, base_offset=0)
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(data=mutated(RECORDS), allow_partial_tail=st.booleans())
 def test_mutated_record_data(data, allow_partial_tail):

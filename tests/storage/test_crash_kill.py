@@ -426,6 +426,7 @@ class LogState:
     durable: int = 0  # offsets below this are known to be on disk
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_keeps_a_prefix_with_every_fsynced_append(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import textwrap
 import threading
-import time
 
 import pytest
 
@@ -85,11 +84,12 @@ def test_a_flush_beside_one_that_fails_does_not_succeed(tmp_path, monkeypatch):
     log = PartitionLog(tmp_path / "t-0", "t", 0, LogConfig(), FakeClock())
     log.append(bytearray(make_batch(0)))
     calls: list[int] = []
-    second_started = threading.Event()
+    first_started, second_started = threading.Event(), threading.Event()
 
     def fsync(fd: int) -> None:
         calls.append(fd)
         if len(calls) == 1:
+            first_started.set()
             second_started.wait(1.0)
             raise OSError(errno.EIO, "Input/output error")
         second_started.set()
@@ -105,9 +105,9 @@ def test_a_flush_beside_one_that_fails_does_not_succeed(tmp_path, monkeypatch):
             outcomes.append(str(exc))
 
     threads = [threading.Thread(target=flush) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-        time.sleep(0.05)  # the first reaches its fsync first
+    threads[0].start()
+    assert first_started.wait(10)  # the first is in its fsync before the second starts
+    threads[1].start()
     for thread in threads:
         thread.join(10)
     assert len(outcomes) == 2

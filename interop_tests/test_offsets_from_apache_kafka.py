@@ -25,10 +25,11 @@ import signal
 import time
 from uuid import UUID
 
+import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
 from kafka.admin import NewTopic
 
-from interop_tests.conftest import BrokerFactory
+from interop_tests.conftest import HEAVY, BrokerFactory
 from interop_tests.protocol_client import ProtocolClient
 from tools.apache_kafka import HOST, STOP_TIMEOUT_S, ApacheKafka
 from wirekafka.groups.offsets_topic import (
@@ -56,6 +57,9 @@ OFFSETS_PARTITIONS = 50  # Kafka's default and wirekafka's
 TIMEOUT_S = 60.0
 
 StoredRecord = tuple[bytes, bytes | None]
+
+# Apache Kafka's JVM: with the other heavy tests (interop_tests/conftest.py, HEAVY).
+pytestmark = [HEAVY, pytest.mark.slow]
 
 
 def value_of(partition: int, offset: int) -> bytes:

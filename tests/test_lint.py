@@ -26,6 +26,6 @@ def test_ruff_format():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_mypy():
+def test_mypy_strict():  # strict = true in pyproject.toml
     result = _run("mypy", "wirekafka")
     assert result.returncode == 0, result.stdout + result.stderr

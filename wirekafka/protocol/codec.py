@@ -52,7 +52,8 @@ def _min_bytes(wire_type: WireType, version: int, flexible: bool) -> int:
 
 def _primitive_decoder(name: str, flexible: bool, nullable: bool, what: str) -> Decoder:
     if name in _FIXED_SIZES:
-        return getattr(Reader, "boolean" if name == "bool" else name)
+        fixed: Decoder = getattr(Reader, "boolean" if name == "bool" else name)
+        return fixed
     if name == "string":
         if flexible:
             method = Reader.compact_nullable_string if nullable else Reader.compact_string
@@ -78,7 +79,8 @@ def _primitive_decoder(name: str, flexible: bool, nullable: bool, what: str) -> 
 
 def _primitive_encoder(name: str, flexible: bool, nullable: bool, what: str) -> Encoder:
     if name in _FIXED_SIZES:
-        return getattr(Writer, "boolean" if name == "bool" else name)
+        fixed: Encoder = getattr(Writer, "boolean" if name == "bool" else name)
+        return fixed
     write: Encoder
     if name == "string":
         write = Writer.compact_nullable_string if flexible else Writer.nullable_string

@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 import trio
 
+from wirekafka.broker.cluster import BrokerEndpoint
 from wirekafka.broker.context import (
     BrokerContext,
-    BrokerEndpoint,
     broker_fd_budget,
     open_broker_context,
 )

@@ -43,9 +43,8 @@ from typing import NamedTuple
 
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer
-from wirekafka.protocol.records.record import Record, TimestampType
+from wirekafka.protocol.records.record import LOG_OVERHEAD, Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
-    LOG_OVERHEAD,
     NO_PRODUCER_ID,
     BatchHeader,
     decode_batch,

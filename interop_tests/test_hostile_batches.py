@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from interop_tests.broker import Broker
+from interop_tests.clients import confluent_kafka, kafka_python
 from interop_tests.protocol_client import ProtocolClient
-from interop_tests.test_cross_client import confluent_read, kp3_read
 from tests.protocol.crafted_batches import BAD_RECORDS, bad_batch, batch_of, record_bytes
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -156,11 +156,11 @@ def test_a_hostile_batch_is_refused_and_clients_read_the_good_ones_around_it(
         assert (ErrorCode(code), base_offset) == (expected, -1)
         assert client.produce(topic, encode_batch(GOOD_AFTER)) == (ErrorCode.NONE, 2)
     wanted = [(b"k1", b"before-1"), (b"k2", b"before-2"), (b"k3", b"after")]
-    for read in (kp3_read, confluent_read):
-        got = read(hostile_broker.bootstrap, topic, {0: 3})
+    for reader in (kafka_python.ADAPTER, confluent_kafka.ADAPTER):
+        got = reader.read(hostile_broker.bootstrap, topic, {0: 3})
         assert [(g.offset, g.key, g.value) for g in got] == [
             (offset, key, value) for offset, (key, value) in enumerate(wanted)
-        ], read.__name__
+        ], reader.name
     hostile_broker.restart(crash=next(_counter) % 2 == 1)
-    got = confluent_read(hostile_broker.bootstrap, topic, {0: 3})
+    got = confluent_kafka.ADAPTER.read(hostile_broker.bootstrap, topic, {0: 3})
     assert [(g.offset, g.value) for g in got] == [(0, b"before-1"), (1, b"before-2"), (2, b"after")]

@@ -89,8 +89,8 @@ def release_clients(request: pytest.FixtureRequest) -> Iterator[None]:
 def stored_batches(
     broker: Broker, topic: str, counts: dict[int, int]
 ) -> list[tuple[int, BatchHeader]]:
-    """The (partition, header) of each batch the broker holds for ``topic``, read with
-    Fetch, in offset order per partition."""
+    """The (partition, header) of each batch the broker holds for ``topic`` below offset
+    ``counts[partition]``, read with Fetch, in offset order per partition."""
     batches: list[tuple[int, BatchHeader]] = []
     with ProtocolClient(*broker.address) as client:
         for partition, count in counts.items():
@@ -103,6 +103,8 @@ def stored_batches(
                 for _, header in iter_batches(
                     bytes(answer.records or b""), allow_partial_tail=True
                 ):
+                    if header.base_offset >= count:  # what was produced since
+                        break
                     batches.append((partition, header))
                     offset = header.next_offset
     return batches

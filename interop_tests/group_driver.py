@@ -23,7 +23,8 @@ Commands, one per line on stdin: ``close`` (commit nothing more, close the
 consumer, exit 0; end of stdin does the same) and ``commit {"0": 17, ...}``
 (commit exactly those offsets, from the polling thread). With
 ``config["commit"] == "batch"`` the member commits what it has returned after
-every poll that returned records.
+every poll, and, where its client tells it before taking partitions away (a
+revoke callback), what it returned of those partitions first.
 
 This module and the member loops import nothing but the standard library and
 their client, so the same loop runs under another interpreter (kafka-python

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from interop_tests import test_kafka_python
+from interop_tests.clients import kafka_python
 from interop_tests.conftest import HEAVY
 from interop_tests.support import assert_same_records, counts_of, make_samples
 from tools.apache_kafka import ApacheKafka
@@ -25,10 +25,10 @@ RECORDS = 200
 def test_apache_kafka_serves_kafka_python_and_stops() -> None:
     samples = make_samples(RECORDS, "apache-kafka", partitions=1)
     with ApacheKafka() as kafka:
-        metadata = test_kafka_python.produce(kafka.bootstrap, "peer", samples)
-        test_kafka_python.assert_acknowledged_in_order(samples, metadata)
-        with test_kafka_python.consumer_for(kafka.bootstrap) as consumer:
-            got = test_kafka_python.read_all(consumer, "peer", counts_of(samples, partitions=1))
+        metadata = kafka_python.produce(kafka.bootstrap, "peer", samples)
+        kafka_python.assert_acknowledged_in_order(samples, metadata)
+        with kafka_python.consumer_for(kafka.bootstrap) as consumer:
+            got = kafka_python.read_all(consumer, "peer", counts_of(samples, partitions=1))
         assert_same_records(samples, got, timestamps=True, what="kafka-python 3 on Apache Kafka")
         jvm, directory = kafka.process, kafka.directory
         assert jvm is not None and directory is not None

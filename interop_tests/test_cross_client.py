@@ -1,208 +1,47 @@
 """What each client writes, every other client reads identically.
 
-Every writer produces CROSS_RECORDS records once (to a topic of its own,
-auto-created with 3 partitions), with whatever it supports: headers, null
-keys, binary values, its own timestamps. Every reader then reads them all
-back from the beginning: the same keys and values byte for byte, in the
+Every adapter of the registry writes CROSS_RECORDS records once (to a topic of
+its own, auto-created with 3 partitions) with whatever it supports: headers,
+null keys, binary values, its own timestamps; every adapter then reads them
+all back from the beginning: the same keys and values byte for byte, in the
 same order per partition, at offsets 0, 1, 2...; the same headers when the
-reader supports them (pykafka does not: magic 0/1 has no headers, so the
-broker down-converts record batches for it and drops them); the writer's
-timestamps when it set them and the reader sees them.
+reader reads headers (pykafka does not: magic 0/1 has none, so the broker
+down-converts record batches for it and drops them); the writer's timestamps
+when it set them and the reader reads them.
 
-Writers use codecs that every reader can read: pykafka reads with Fetch v1,
-whose magic 0 cannot carry zstd, and with ``broker_version="0.10.0"`` it
-expects magic-1 LZ4 framing where magic 0 has Kafka's old (broken-checksum)
-framing; each client's own module covers all of its codecs.
+Each writer uses its ``cross_codec``, one that every reader can read: pykafka
+reads with Fetch v1, whose magic 0 cannot carry zstd, and with its 0.10
+protocol expects magic-1 LZ4 framing where magic 0 has Kafka's old one; the
+round trips cover every client's every codec. Every client that reads every
+codec also reads a topic that kafka-python 3 wrote with each codec in turn (one
+producer per codec, so each partition holds batches of all five).
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import pytest
 
-from interop_tests import (
-    test_aiokafka,
-    test_confluent_kafka,
-    test_kafka_python,
-    test_kafka_python_2,
-    test_kcat,
-    test_pykafka,
-)
 from interop_tests.broker import Broker
+from interop_tests.clients.adapter import CODECS, Capability, ClientAdapter
+from interop_tests.clients.registry import ADAPTERS, REFERENCE
+from interop_tests.scenarios import (
+    as_read_by,
+    clients,
+    pairs,
+    release_clients,  # noqa: F401  (fixture)
+)
 from interop_tests.support import (
     CROSS_RECORDS,
     PARTITIONS,
-    Got,
     Sample,
+    assert_acknowledged_in_order,
     counts_of,
-    make_samples,
     mismatches,
 )
 
-Counts = dict[int, int]
-
-
-@dataclass(frozen=True)
-class Client:
-    name: str
-    write: Callable[[str, str, list[Sample]], None]
-    read: Callable[[str, str, Counts], list[Got]]
-    samples: Callable[[str], list[Sample]]
-    reads_headers: bool = True
-    reads_timestamps: bool = True
-
-
-def full_samples(tag: str) -> list[Sample]:
-    return make_samples(CROSS_RECORDS, tag)
-
-
-# kafka-python 3
-
-
-def kp3_write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-    metadata = test_kafka_python.produce(bootstrap, topic, samples, "gzip")
-    test_kafka_python.assert_acknowledged_in_order(samples, metadata)
-
-
-def kp3_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    with test_kafka_python.consumer_for(bootstrap) as consumer:
-        return test_kafka_python.read_all(consumer, topic, counts)
-
-
-# kafka-python 2.0.2
-
-
-def kp2_write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-    acks = test_kafka_python_2.produce(bootstrap, topic, samples, "snappy")
-    test_kafka_python_2.assert_acknowledged_in_order(samples, acks)
-
-
-def kp2_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    _, got = test_kafka_python_2.consume(bootstrap, topic, counts)
-    return got
-
-
-# aiokafka
-
-
-def aiokafka_write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-    metadata = asyncio.run(test_aiokafka.produce(bootstrap, topic, samples, None))
-    test_aiokafka.assert_acknowledged_in_order(samples, metadata)
-
-
-async def _aiokafka_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    consumer = test_aiokafka.new_consumer(bootstrap)
-    await consumer.start()
-    try:
-        return await test_aiokafka.read_all(consumer, topic, counts)
-    finally:
-        await consumer.stop()
-
-
-def aiokafka_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    return asyncio.run(_aiokafka_read(bootstrap, topic, counts))
-
-
-# confluent-kafka
-
-
-def confluent_write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-    delivered = test_confluent_kafka.produce(bootstrap, topic, samples, "snappy")
-    test_confluent_kafka.assert_acknowledged_in_order(samples, delivered)
-
-
-def confluent_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    with test_confluent_kafka.consumer_for(bootstrap) as consumer:
-        return test_confluent_kafka.read_all(consumer, topic, counts)
-
-
-# kcat
-
-
-def kcat_samples(tag: str) -> list[Sample]:
-    return test_kcat.samples_for(CROSS_RECORDS, tag, "gzip")
-
-
-def kcat_write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-    test_kcat.produce(bootstrap, topic, samples, "gzip")
-
-
-def kcat_read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-    got = test_kcat.consume(bootstrap, topic, "-o", "beginning")
-    assert len(got) == sum(counts.values())
-    return got
-
-
-# pykafka
-
-
-def pykafka_samples(broker_version: str) -> Callable[[str], list[Sample]]:
-    def make(tag: str) -> list[Sample]:
-        return make_samples(
-            CROSS_RECORDS,
-            tag,
-            headers=False,
-            null_keys=False,
-            timestamps=test_pykafka.timestamps_supported(broker_version),
-        )
-
-    return make
-
-
-def pykafka_write(broker_version: str) -> Callable[[str, str, list[Sample]], None]:
-    def write(bootstrap: str, topic: str, samples: list[Sample]) -> None:
-        client = test_pykafka.new_client(bootstrap, broker_version)
-        acks = test_pykafka.produce(
-            client,
-            topic,
-            samples,
-            "gzip" if broker_version == "0.9.0" else "snappy",
-            timestamps=test_pykafka.timestamps_supported(broker_version),
-        )
-        test_pykafka.assert_acknowledged_in_order(samples, acks)
-
-    return write
-
-
-def pykafka_read(broker_version: str) -> Callable[[str, str, Counts], list[Got]]:
-    def read(bootstrap: str, topic: str, counts: Counts) -> list[Got]:
-        client = test_pykafka.new_client(bootstrap, broker_version)
-        with test_pykafka.simple_consumer(client, topic) as consumer:
-            return test_pykafka.read(consumer, sum(counts.values()), topic)
-
-    return read
-
-
-CLIENTS = {
-    client.name: client
-    for client in (
-        Client("kafka-python-3", kp3_write, kp3_read, full_samples),
-        Client("kafka-python-2", kp2_write, kp2_read, full_samples),
-        Client("aiokafka", aiokafka_write, aiokafka_read, full_samples),
-        Client("confluent-kafka", confluent_write, confluent_read, full_samples),
-        Client("kcat", kcat_write, kcat_read, kcat_samples),
-        Client(
-            "pykafka-0.9",
-            pykafka_write("0.9.0"),
-            pykafka_read("0.9.0"),
-            pykafka_samples("0.9.0"),
-            reads_headers=False,
-            reads_timestamps=False,
-        ),
-        Client(
-            "pykafka-0.10",
-            pykafka_write("0.10.0"),
-            pykafka_read("0.10.0"),
-            pykafka_samples("0.10.0"),
-            reads_headers=False,
-            reads_timestamps=False,
-        ),
-    )
-}
+pytestmark = pytest.mark.usefixtures("release_clients")
 
 
 class Written:
@@ -212,11 +51,15 @@ class Written:
         self.broker = broker
         self.done: dict[str, tuple[str, list[Sample]]] = {}
 
-    def get(self, writer: Client) -> tuple[str, list[Sample]]:
+    def get(
+        self, writer: ClientAdapter, topic_name: Callable[[str], str]
+    ) -> tuple[str, list[Sample]]:
         if writer.name not in self.done:
-            topic = f"cross-from-{writer.name}"
-            samples = writer.samples(f"from-{writer.name}")
-            writer.write(self.broker.bootstrap, topic, samples)
+            topic = topic_name(f"from-{writer.name}")
+            samples = writer.make_samples(CROSS_RECORDS, f"from-{writer.name}")
+            acks = writer.produce(self.broker.bootstrap, topic, samples, codec=writer.cross_codec)
+            if writer.supports(Capability.ACKNOWLEDGES):
+                assert_acknowledged_in_order(samples, acks or [])
             self.done[writer.name] = (topic, samples)
         return self.done[writer.name]
 
@@ -226,21 +69,61 @@ def written(broker: Broker) -> Iterator[Written]:
     yield Written(broker)
 
 
-@pytest.mark.parametrize("reader", list(CLIENTS))
-@pytest.mark.parametrize("writer", list(CLIENTS))
+@pytest.mark.parametrize(("writer", "reader"), pairs(ADAPTERS, ADAPTERS))
 def test_reads_what_another_wrote(
-    broker: Broker, written: Written, writer: str, reader: str
+    broker: Broker,
+    written: Written,
+    topic_name: Callable[[str], str],
+    writer: ClientAdapter,
+    reader: ClientAdapter,
 ) -> None:
-    writing, reading = CLIENTS[writer], CLIENTS[reader]
-    topic, samples = written.get(writing)
-    got = reading.read(broker.bootstrap, topic, counts_of(samples))
-    if not reading.reads_headers:
-        samples = [dataclasses.replace(s, headers=()) for s in samples]
+    topic, samples = written.get(writer, topic_name)
+    got = reader.read(broker.bootstrap, topic, counts_of(samples))
     problems = mismatches(
-        samples,
+        as_read_by(reader, samples),
         got,
-        headers=reading.reads_headers,
-        timestamps=reading.reads_timestamps,
+        headers=reader.supports(Capability.READS_HEADERS),
+        timestamps=reader.supports(Capability.READS_TIMESTAMPS),
         partitions=range(PARTITIONS),
     )
-    assert not problems, f"{reader} reading what {writer} wrote:\n" + "\n".join(problems)
+    assert not problems, f"{reader.name} reading what {writer.name} wrote:\n" + "\n".join(problems)
+
+
+class EveryCodec:
+    """A topic the reference client wrote with each codec in turn, written on first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.done: tuple[str, list[Sample]] | None = None
+
+    def get(self, topic_name: Callable[[str], str]) -> tuple[str, list[Sample]]:
+        if self.done is None:
+            topic = topic_name("every-codec")
+            rounds = [REFERENCE.make_samples(400, f"every-{codec}") for codec in CODECS]
+            for codec, samples in zip(CODECS, rounds, strict=True):
+                REFERENCE.produce(self.broker.bootstrap, topic, samples, codec=codec)
+            self.done = (topic, [s for samples in rounds for s in samples])
+        return self.done
+
+
+@pytest.fixture(scope="module")
+def every_codec(broker: Broker) -> Iterator[EveryCodec]:
+    yield EveryCodec(broker)
+
+
+@pytest.mark.parametrize("reader", clients(where=lambda c: c.read_codecs >= set(CODECS)))
+def test_reads_every_codec(
+    broker: Broker,
+    every_codec: EveryCodec,
+    topic_name: Callable[[str], str],
+    reader: ClientAdapter,
+) -> None:
+    topic, samples = every_codec.get(topic_name)
+    got = reader.read(broker.bootstrap, topic, counts_of(samples))
+    problems = mismatches(
+        as_read_by(reader, samples),
+        got,
+        headers=reader.supports(Capability.READS_HEADERS),
+        timestamps=reader.supports(Capability.READS_TIMESTAMPS),
+    )
+    assert not problems, f"{reader.name} reading every codec:\n" + "\n".join(problems)

@@ -22,6 +22,12 @@ from kafka import KafkaProducer, TopicPartition
 from kafka.errors import KafkaTimeoutError
 
 from interop_tests.broker import Broker
+from interop_tests.clients.kafka_python import (
+    assert_acknowledged_in_order,
+    consumer_for,
+    produce,
+    read_all,
+)
 from interop_tests.conftest import BrokerFactory
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.support import (
@@ -32,12 +38,6 @@ from interop_tests.support import (
     base_timestamp,
     counts_of,
     make_samples,
-)
-from interop_tests.test_kafka_python import (
-    assert_acknowledged_in_order,
-    consumer_for,
-    produce,
-    read_all,
 )
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode

@@ -19,9 +19,9 @@ from collections.abc import Callable
 import pytest
 from kafka import KafkaAdminClient
 
-from interop_tests import test_confluent_kafka as confluent
-from interop_tests import test_kafka_python as kafka_python
 from interop_tests.broker import Broker
+from interop_tests.clients import confluent_kafka as confluent
+from interop_tests.clients import kafka_python
 from interop_tests.conftest import HEAVY, BrokerFactory
 from interop_tests.support import (
     Sample,

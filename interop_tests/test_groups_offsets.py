@@ -1,11 +1,11 @@
 """Committed offsets survive a broker restart, and ``__consumer_offsets`` is in Kafka's layout.
 
-For kafka-python 3, aiokafka, confluent-kafka and kafka-python 2.0.2 (the
-same group driver, run in 2.0.2's venv): a group member reads a 3-partition
-topic, commits chosen offsets, and closes; the broker is stopped cleanly or
-SIGKILLed and started again on the same data; a new member of the group must
-then start each partition exactly at the committed offset (the first record
-it returns is the committed offset) and read on from there, once each.
+For every client that joins groups (``interop_tests/clients/registry.py``): a
+member reads a 3-partition topic, commits chosen offsets, and closes; the
+broker is stopped cleanly or SIGKILLed and started again on the same data; a
+new member of the group must then start each partition exactly at the
+committed offset (the first record it returns is the committed offset) and
+read on from there, once each.
 
 kafka-python 3 then reads ``__consumer_offsets`` like any topic and the test
 decodes its records by hand: offset commit keys (int16 version 0/1, group,
@@ -18,43 +18,32 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 
-from interop_tests.broker import Broker
+from interop_tests.clients.adapter import Capability, ClientAdapter, MemberConfig
 from interop_tests.conftest import BrokerFactory
 from interop_tests.group_driver import MemberEvents, wait_until
-from interop_tests.test_groups import (
+from interop_tests.groups import (
     GROUP_SETTINGS,
     TIMEOUT_S,
-    Spawner,
+    Members,
     create_topic,
     group_name,
+    members,  # noqa: F401  (fixture)
     produce,
-    spawn,  # noqa: F401  (fixture)
+    wait_for_commit,
 )
-from interop_tests.test_kafka_python_2 import INSTALL, interpreter
+from interop_tests.scenarios import clients, release_clients  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.usefixtures("release_clients")
 
 PARTITIONS = 3
 PER_PARTITION = 100
 COMMITTED = {0: 17, 1: 42, 2: 99}
-CLIENTS = ["kafka-python", "aiokafka", "confluent", "kafka-python-2"]
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_PARTITIONS = 50
-
-
-def member_options(client: str) -> tuple[str, dict]:
-    """The driver's client name and the interpreter to run it with."""
-    if client == "kafka-python-2":
-        python = interpreter()
-        if not Path(python).exists():
-            pytest.fail(
-                f"kafka-python 2.0.2's venv is missing ({python}); create it with:\n{INSTALL}"
-            )
-        return "kafka-python", {"python": str(python)}
-    return client, {}
 
 
 def read_to_end(member: MemberEvents, what: str) -> None:
@@ -67,34 +56,35 @@ def read_to_end(member: MemberEvents, what: str) -> None:
     wait_until([member], done, TIMEOUT_S, what)
 
 
-# A member of the group that commits nothing by itself: (name, bootstrap, topic, group).
-StartMember = Callable[[str, str, str, str], MemberEvents]
-
-
-def check_resume_after_restart(
-    broker: Broker, topic: str, group: str, start: StartMember, tag: str, restart: str
+@pytest.mark.parametrize("restart", ["clean", "crash"])
+@pytest.mark.parametrize("client", clients(Capability.GROUPS))
+def test_resume_from_committed_offsets_after_broker_restart(
+    broker_factory: BrokerFactory,
+    members: Members,  # noqa: F811
+    topic_name: Callable[[str], str],
+    client: ClientAdapter,
+    restart: str,
 ) -> None:
     """A member reads everything, commits COMMITTED and closes; after the broker restarts
-    (``clean`` or ``crash``) the next member starts each partition exactly there."""
+    the next member starts each partition exactly there."""
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic = topic_name()
+    group = group_name(f"offsets-{client.name}")
     create_topic(broker.bootstrap, topic, PARTITIONS)
     produced = produce(
-        broker.bootstrap, topic, PARTITIONS * PER_PARTITION, tag, partitions=PARTITIONS
+        broker.bootstrap, topic, PARTITIONS * PER_PARTITION, client.name, partitions=PARTITIONS
     )
     keys = {(p, o): k for p, o, k in produced}
+    config = MemberConfig(broker.bootstrap, topic, group, commit="none")
 
-    first = start(f"{tag}-first", broker.bootstrap, topic, group)
+    first = members(client, f"{client.name}-first", config)
     read_to_end(first, "the first member to read everything")
-    first.commit(COMMITTED)
-    wait_until(
-        [first], lambda: bool(first.of_type("committed", "commit_error")), TIMEOUT_S, "the commit"
-    )
-    assert first.of_type("commit_error") == [], first.describe()
-    assert first.of_type("committed")[0]["offsets"] == {str(p): o for p, o in COMMITTED.items()}
+    wait_for_commit(first, COMMITTED)
     first.close()
 
     broker.restart(crash=restart == "crash")
 
-    second = start(f"{tag}-second", broker.bootstrap, topic, group)
+    second = members(client, f"{client.name}-second", config)
     read_to_end(second, "the second member to read up to the end")
     got = second.records()
     for p in range(PARTITIONS):
@@ -108,25 +98,6 @@ def check_resume_after_restart(
     assert all(keys[(p, o)] == k for p, o, k in got)
     second.close()
     broker.assert_running()
-
-
-@pytest.mark.parametrize("restart", ["clean", "crash"])
-@pytest.mark.parametrize("client", CLIENTS)
-def test_resume_from_committed_offsets_after_broker_restart(
-    broker_factory: BrokerFactory,
-    spawn: Spawner,  # noqa: F811
-    topic_name: Callable[[str], str],
-    client: str,
-    restart: str,
-) -> None:
-    driver_client, options = member_options(client)
-
-    def start(name: str, bootstrap: str, topic: str, group: str) -> MemberEvents:
-        return spawn(name, driver_client, bootstrap, topic, group, commit="none", **options)
-
-    broker = broker_factory(settings=GROUP_SETTINGS)
-    group = group_name(f"offsets-{client}")
-    check_resume_after_restart(broker, topic_name(client), group, start, client, restart)
 
 
 def java_string_hash(text: str) -> int:

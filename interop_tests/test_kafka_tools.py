@@ -24,10 +24,10 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from interop_tests.broker import Broker
+from interop_tests.clients.confluent_kafka import consumer_for, produce, read_all
 from interop_tests.kafka_tools import KafkaTools, ToolRun, table
 from interop_tests.polling import wait_for
 from interop_tests.support import Got, Sample
-from interop_tests.test_confluent_kafka import consumer_for, produce, read_all
 from interop_tests.test_groups import start_group_broker
 
 TIMEOUT_S = 60.0

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from interop_tests.clients.kafka_python import consumer_for, read_all
 from interop_tests.support import Got, Sample
-from interop_tests.test_kafka_python import consumer_for, read_all
 
 TIMEOUT_S = 60.0
 

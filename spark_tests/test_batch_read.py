@@ -13,8 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from interop_tests.broker import Broker
+from interop_tests.clients.kafka_python import produce as kafka_python_produce
 from interop_tests.support import Got, assert_same_records, make_samples
-from interop_tests.test_kafka_python import produce as kafka_python_produce
 from spark_tests.kafka import TIMEOUT_S, create_topic, produce_values
 
 RECORDS = 100_000

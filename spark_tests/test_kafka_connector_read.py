@@ -16,8 +16,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from interop_tests.broker import Broker
+from interop_tests.clients.kafka_python import produce as kafka_python_produce
 from interop_tests.support import Got, Sample, base_timestamp
-from interop_tests.test_kafka_python import produce as kafka_python_produce
 from spark_tests.kafka import (
     create_topic,
     delete_records,

@@ -1,7 +1,7 @@
 // Command kafka-go drives segmentio/kafka-go for the interop tests.
 //
 //	kafka-go produce   < job   Writer, acks=all; prints {"type": "produced", "acks": [[p, o], ...]}
-//	kafka-go consume   < job   one partition Reader per partition; prints {"type": "consumed", "records": [...]}
+//	kafka-go consume   < job   one partition Reader per partition, all at once; prints {"type": "consumed", "records": [...]}
 //	kafka-go group CONFIG      a Reader with a GroupID, speaking interop_tests/group_driver.py's protocol
 //
 // Jobs and events are described in package driver.
@@ -121,32 +121,50 @@ func consume() {
 	sort.Slice(partitions, func(i, j int) bool { return partitions[i] < partitions[j] })
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	// One Reader a partition, all at once; their records are printed partition by partition.
+	read := make([][]driver.Got, len(partitions))
+	var wait sync.WaitGroup
+	for i, p := range partitions {
+		wait.Add(1)
+		go func() {
+			defer wait.Done()
+			read[i] = consumePartition(ctx, job, p, counts[p])
+		}()
+	}
+	wait.Wait()
 	var got []driver.Got
-	for _, p := range partitions {
-		reader := kafka.NewReader(kafka.ReaderConfig{
-			Brokers:     []string{job.Bootstrap},
-			Topic:       job.Topic,
-			Partition:   int(p),
-			MaxBytes:    10 << 20,
-			MaxWait:     500 * time.Millisecond,
-			Dialer:      &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second},
-			ErrorLogger: errorLog,
-		})
-		if err := reader.SetOffset(kafka.FirstOffset); err != nil {
-			driver.Fail(err)
-		}
-		for n := int64(0); n < counts[p]; n++ {
-			m, err := reader.ReadMessage(ctx)
-			if err != nil {
-				driver.Failf("partition %d: read %d of %d records: %v", p, n, counts[p], err)
-			}
-			got = append(got, driver.NewGot(int32(m.Partition), m.Offset, m.Key, m.Value, headers(m), m.Time))
-		}
-		if err := reader.Close(); err != nil {
-			driver.Fail(err)
-		}
+	for _, records := range read {
+		got = append(got, records...)
 	}
 	driver.Consumed(got)
+}
+
+// consumePartition reads count records of one partition from its beginning.
+func consumePartition(ctx context.Context, job driver.ConsumeJob, p int32, count int64) []driver.Got {
+	reader := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:     []string{job.Bootstrap},
+		Topic:       job.Topic,
+		Partition:   int(p),
+		MaxBytes:    10 << 20,
+		MaxWait:     500 * time.Millisecond,
+		Dialer:      &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second},
+		ErrorLogger: errorLog,
+	})
+	if err := reader.SetOffset(kafka.FirstOffset); err != nil {
+		driver.Fail(err)
+	}
+	got := make([]driver.Got, 0, count)
+	for n := int64(0); n < count; n++ {
+		m, err := reader.ReadMessage(ctx)
+		if err != nil {
+			driver.Failf("partition %d: read %d of %d records: %v", p, n, count, err)
+		}
+		got = append(got, driver.NewGot(int32(m.Partition), m.Offset, m.Key, m.Value, headers(m), m.Time))
+	}
+	if err := reader.Close(); err != nil {
+		driver.Fail(err)
+	}
+	return got
 }
 
 func headers(m kafka.Message) []driver.Header {

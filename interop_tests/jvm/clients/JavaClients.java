@@ -14,12 +14,18 @@
  *       with one KafkaProducer, flushes and closes it; prints
  *       {"id", "type": "produced", "acks": [[partition, offset], ...], "errors": [...]}
  *   create <id> <topic> <partitions> <settings>...
- *       creates the topic (replication factor 1) with the Admin client, then describes it;
- *       prints {"id", "type": "created", "partitions": [[partition, leader], ...]}
- *   read <id> <topic> <partitions> <output file> <settings>...
- *       assigns partitions 0..n-1 (no group), reads each from its beginning to the end offset
- *       it had when the read began, writes one JSON object a record to the file (partition,
- *       offset, key, value, headers, timestamp; bytes in base64), prints {"id", "type": "read"}
+ *       creates the topic (replication factor 1) with the Admin client; prints
+ *       {"id", "type": "created", "error": null, or "TopicExistsException"}
+ *   describe <id> <topic> <settings>...
+ *       describes the topic with the Admin client; prints {"id", "type": "described",
+ *       "partitions": [[partition, leader], ...], or null when the topic does not exist}
+ *   topics <id> <settings>...
+ *       lists the topics with the Admin client; prints {"id", "type": "topics", "topics": [...]}
+ *   read <id> <topic> <partition>=<count>,... <output file> <settings>...
+ *       assigns those partitions (no group) and reads each from its beginning until it has
+ *       returned <count> records of it, or, for the count "end", up to the end offset it had
+ *       when the read began; writes one JSON object a record to the file (partition, offset,
+ *       key, value, headers, timestamp; bytes in base64), prints {"id", "type": "read"}
  *   consumer <member> <topic> <batch|none> <settings>...
  *       a group member subscribed to the topic, polling on a thread of its own; with "batch"
  *       it commits (commitSync) what it returned after each poll that returned records, and in
@@ -59,6 +65,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -75,6 +82,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -131,12 +140,21 @@ public class JavaClients {
                 Properties settings = settings(words, 4);
                 return start("create-" + id, () -> create(id, topic, partitions, settings), id);
             }
-            case "read": {
+            case "describe": {
                 String id = words[1], topic = words[2];
-                int partitions = Integer.parseInt(words[3]);
+                Properties settings = settings(words, 3);
+                return start("describe-" + id, () -> describe(id, topic, settings), id);
+            }
+            case "topics": {
+                String id = words[1];
+                Properties settings = settings(words, 2);
+                return start("topics-" + id, () -> topics(id, settings), id);
+            }
+            case "read": {
+                String id = words[1], topic = words[2], counts = words[3];
                 Path file = Path.of(words[4]);
                 Properties settings = settings(words, 5);
-                return start("read-" + id, () -> read(id, topic, partitions, file, settings), id);
+                return start("read-" + id, () -> read(id, topic, counts, file, settings), id);
             }
             case "consumer": {
                 Member member = new Member(words[1], words[2], words[3].equals("batch"), settings(words, 4));
@@ -231,23 +249,52 @@ public class JavaClients {
     }
 
     static void create(String id, String topic, int partitions, Properties settings) throws Exception {
-        StringBuilder described = new StringBuilder("[");
+        String error = null;
         try (Admin admin = Admin.create(settings)) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
-            TopicDescription description = admin.describeTopics(List.of(topic)).topicNameValues().get(topic).get();
-            for (TopicPartitionInfo info : description.partitions()) {
-                described.append(described.length() > 1 ? "," : "");
-                described.append("[").append(info.partition()).append(",").append(info.leader().id()).append("]");
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw e;
             }
+            error = e.getCause().getClass().getSimpleName();
         }
-        emit(new Json().put("id", id).put("type", "created").raw("partitions", described.append("]").toString()));
+        emit(new Json().put("id", id).put("type", "created").put("error", error));
     }
 
-    static void read(String id, String topic, int partitions, Path file, Properties settings) throws Exception {
-        List<TopicPartition> assigned = new ArrayList<>();
-        for (int p = 0; p < partitions; p++) {
-            assigned.add(new TopicPartition(topic, p));
+    static void describe(String id, String topic, Properties settings) throws Exception {
+        String described;
+        try (Admin admin = Admin.create(settings)) {
+            TopicDescription description = admin.describeTopics(List.of(topic)).topicNameValues().get(topic).get();
+            StringBuilder list = new StringBuilder("[");
+            for (TopicPartitionInfo info : description.partitions()) {
+                list.append(list.length() > 1 ? "," : "");
+                list.append("[").append(info.partition()).append(",").append(info.leader().id()).append("]");
+            }
+            described = list.append("]").toString();
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                throw e;
+            }
+            described = "null";
         }
+        emit(new Json().put("id", id).put("type", "described").raw("partitions", described));
+    }
+
+    static void topics(String id, Properties settings) throws Exception {
+        try (Admin admin = Admin.create(settings)) {
+            Set<String> names = admin.listTopics().names().get();
+            emit(new Json().put("id", id).put("type", "topics").raw("topics", Json.strings(new ArrayList<>(names))));
+        }
+    }
+
+    static void read(String id, String topic, String counts, Path file, Properties settings) throws Exception {
+        Map<TopicPartition, Long> wanted = new HashMap<>();  // how many records; -1: to the end
+        for (String pair : counts.split(",")) {
+            String[] pc = pair.split("=");
+            wanted.put(new TopicPartition(topic, Integer.parseInt(pc[0])), pc[1].equals("end") ? -1 : Long.parseLong(pc[1]));
+        }
+        List<TopicPartition> assigned = new ArrayList<>(wanted.keySet());
+        Map<TopicPartition, Long> returned = new HashMap<>();
         long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
         try (KafkaConsumer<byte[], byte[]> consumer =
                      new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -255,11 +302,14 @@ public class JavaClients {
             consumer.assign(assigned);
             consumer.seekToBeginning(assigned);
             Map<TopicPartition, Long> ends = consumer.endOffsets(assigned, READ_TIMEOUT);
-            while (assigned.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+            while (assigned.stream().anyMatch(tp -> wanted.get(tp) < 0
+                    ? consumer.position(tp) < ends.get(tp)
+                    : returned.getOrDefault(tp, 0L) < wanted.get(tp))) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("timed out reading " + topic + " up to " + ends);
+                    throw new IllegalStateException("timed out reading " + topic + ": " + returned + " of " + wanted);
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
+                    returned.merge(new TopicPartition(r.topic(), r.partition()), 1L, Long::sum);
                     StringBuilder headers = new StringBuilder("[");
                     for (Header h : r.headers()) {
                         headers.append(headers.length() > 1 ? "," : "");

@@ -1,4 +1,5 @@
-"""The Go client drivers of the interop suite, and how to run them.
+"""The Go client drivers of the interop suite, and how to run them (``franz_go.py``,
+``kafka_go.py`` are their adapters).
 
 ``interop_tests/go/build`` (run by the README's test command) builds one
 program per Go client into ``interop_tests/go/bin`` (``franz-go``,
@@ -10,6 +11,9 @@ Each program takes a command: ``produce`` and ``consume`` read one JSON job on
 stdin (records as :mod:`interop_tests.support` writes them) and print one JSON
 line with the result; ``group CONFIG`` is a group member speaking
 :mod:`interop_tests.group_driver`'s protocol (see :func:`member_command`).
+
+What the drivers do is the same for both clients, so :class:`GoClient` is both
+adapters but for their names and what their clients can do.
 """
 
 from __future__ import annotations
@@ -17,15 +21,23 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from interop_tests.clients.adapter import (
+    Capability,
+    ClientAdapter,
+    Counts,
+    Edge,
+    MemberConfig,
+    Start,
+)
+from interop_tests.group_driver import Member, MemberEvents
 from interop_tests.support import Got, Sample, got_from_json, sample_to_json
 
-GO_DIR = Path(__file__).resolve().parent / "go"
+GO_DIR = Path(__file__).resolve().parent.parent / "go"
 BIN_DIR = GO_DIR / "bin"
 BUILD = GO_DIR / "build"
-CLIENTS = ["franz-go", "kafka-go"]
 TIMEOUT_S = 180.0
 
 
@@ -89,7 +101,7 @@ def run(client: str, command: str, job: dict, timeout_s: float = TIMEOUT_S) -> d
 
 
 def produce(
-    client: str, bootstrap: str, topic: str, samples: Sequence[Sample], codec: str | None
+    client: str, bootstrap: str, topic: str, samples: Sequence[Sample], codec: str
 ) -> list[tuple[int, int]]:
     """Produce with acks=all; the (partition, offset) acknowledged for each sample, in order."""
     answer = run(
@@ -105,7 +117,7 @@ def produce(
     return [(p, o) for p, o in answer["acks"]]
 
 
-def consume(client: str, bootstrap: str, topic: str, counts: dict[int, int]) -> list[Got]:
+def consume(client: str, bootstrap: str, topic: str, counts: Mapping[int, int]) -> list[Got]:
     """Read ``counts[p]`` records from the beginning of each partition ``p``, in the
     order the client delivered them."""
     answer = run(
@@ -114,3 +126,47 @@ def consume(client: str, bootstrap: str, topic: str, counts: dict[int, int]) -> 
         {"bootstrap": bootstrap, "topic": topic, "counts": {str(p): n for p, n in counts.items()}},
     )
     return [got_from_json(g) for g in answer["records"]]
+
+
+class GoClient(ClientAdapter):
+    """A Go client's driver: it produces with acks=all, reads from the beginning of each
+    partition (no seeking, a count of records each) and runs group members, each a process."""
+
+    def __init__(self, name: str, capabilities: frozenset[Capability]) -> None:
+        self.name = name
+        self.capabilities = capabilities
+        # A Go client may send a batch uncompressed where the codec would not make it smaller.
+        self.compresses_every_batch = False
+
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        samples: Sequence[Sample],
+        *,
+        codec: str = "none",
+        acks: str = "all",
+        idempotent: bool | None = None,
+    ) -> list[tuple[int, int]]:
+        assert acks == "all" and idempotent in (None, self.idempotent_by_default), (
+            f"the {self.name} driver produces with its defaults only"
+        )
+        return produce(self.name, bootstrap, topic, samples, codec)
+
+    def read(
+        self, bootstrap: str, topic: str, counts: Counts, starts: Mapping[int, Start] | None = None
+    ) -> list[Got]:
+        assert all(s == Edge.EARLIEST for s in (starts or {}).values()), (
+            f"the {self.name} driver reads from the beginning"
+        )
+        assert None not in counts.values(), f"the {self.name} driver reads a count of records"
+        return consume(self.name, bootstrap, topic, counts)  # type: ignore[arg-type]
+
+    def start_member(self, name: str, config: MemberConfig, log_dir: Path) -> MemberEvents:
+        return Member(
+            name,
+            member_command(self.name),
+            config.driver_config(name, self),
+            log_dir=log_dir,
+            client=self.name,
+        )

@@ -45,14 +45,6 @@ class Got:
         return (self.key, self.value, self.headers if headers else None)
 
 
-# The codecs every Python client produces with (None: uncompressed), and their test ids.
-CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
-
-
-def codec_id(codec: str | None) -> str:
-    return codec or "none"
-
-
 def counts_of(samples: Iterable[Sample], partitions: int = PARTITIONS) -> dict[int, int]:
     """How many samples go to each partition."""
     counts = dict.fromkeys(range(partitions), 0)

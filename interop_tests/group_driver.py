@@ -140,12 +140,6 @@ def main() -> None:
     os._exit(0)  # do not wait for client threads that linger
 
 
-def python_member_command(python: str | os.PathLike = sys.executable) -> list[str]:
-    """The argv of a member run by ``python`` (:class:`Member` adds the configuration,
-    whose ``member`` names the module with its loop)."""
-    return [str(python), "-m", "interop_tests.group_driver"]
-
-
 # -- parent
 
 
@@ -335,6 +329,21 @@ class Member(MemberEvents):
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
+
+
+def start_python_member(
+    name: str,
+    driver_config: dict,
+    module: str,
+    *,
+    log_dir: Path,
+    client: str,
+    python: str | os.PathLike = sys.executable,
+) -> Member:
+    """A member run by ``python`` through this driver, its loop ``module``'s ``run_member``."""
+    command = [str(python), "-m", "interop_tests.group_driver"]
+    config = {**driver_config, "member": module}
+    return Member(name, command, config, log_dir=log_dir, client=client)
 
 
 def wait_until(

@@ -45,13 +45,12 @@ from interop_tests.clients.adapter import (
 from interop_tests.group_driver import (
     MAX_POLL_RECORDS,
     POLL_S,
-    Member,
     MemberEvents,
     Owned,
     emit,
     key_text,
     next_command,
-    python_member_command,
+    start_python_member,
 )
 from interop_tests.support import Deadline, Got, Sample
 
@@ -318,9 +317,8 @@ class ConfluentKafka(ClientAdapter):
         return {tp.partition: None if tp.offset < 0 else tp.offset for tp in found}
 
     def start_member(self, name: str, config: MemberConfig, log_dir: Path) -> MemberEvents:
-        driver_config = {**config.driver_config(name, self), "member": __name__}
-        return Member(
-            name, python_member_command(), driver_config, log_dir=log_dir, client=self.name
+        return start_python_member(
+            name, config.driver_config(name, self), __name__, log_dir=log_dir, client=self.name
         )
 
 

@@ -48,13 +48,12 @@ from interop_tests.clients.adapter import (
 from interop_tests.group_driver import (
     MAX_POLL_RECORDS,
     POLL_S,
-    Member,
     MemberEvents,
     Owned,
     emit,
     key_text,
     next_command,
-    python_member_command,
+    start_python_member,
 )
 from interop_tests.support import (
     Deadline,
@@ -267,12 +266,10 @@ class KafkaPython(ClientAdapter):
         finally:
             consumer.close()
 
-    def member_command(self) -> list[str]:
-        return python_member_command()
-
     def start_member(self, name: str, config: MemberConfig, log_dir: Path) -> MemberEvents:
-        driver_config = {**config.driver_config(name, self), "member": __name__}
-        return Member(name, self.member_command(), driver_config, log_dir=log_dir, client=self.name)
+        return start_python_member(
+            name, config.driver_config(name, self), __name__, log_dir=log_dir, client=self.name
+        )
 
 
 ADAPTER = KafkaPython()

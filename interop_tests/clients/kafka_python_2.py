@@ -29,7 +29,7 @@ from interop_tests.clients.adapter import (
     Start,
     TopicAlreadyExists,
 )
-from interop_tests.group_driver import ROOT, Member, MemberEvents, python_member_command
+from interop_tests.group_driver import ROOT, MemberEvents, start_python_member
 from interop_tests.support import Got, Sample
 
 VENV = ROOT / ".venv" / "kafka-python-2"
@@ -150,13 +150,13 @@ class KafkaPython2(ClientAdapter):
         )
 
     def start_member(self, name: str, config: MemberConfig, log_dir: Path) -> MemberEvents:
-        driver_config = {**config.driver_config(name, self), "member": kafka_python.__name__}
-        return Member(
+        return start_python_member(
             name,
-            python_member_command(interpreter()),
-            driver_config,
+            config.driver_config(name, self),
+            kafka_python.__name__,  # the same loop, in 2.0.2's interpreter
             log_dir=log_dir,
             client=self.name,
+            python=interpreter(),
         )
 
 

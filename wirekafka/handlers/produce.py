@@ -210,7 +210,9 @@ async def _append_partition(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"cannot append to internal topic {topic}",
         )
-    found = await ctx.topics.partition_log(topic, index)
+    found = ctx.topics.local_log(topic, index)
+    if found is None:  # led here, its log not made yet: made in a worker thread
+        found = await ctx.topics.partition_log(topic, index)
     if isinstance(found, ErrorCode):
         return _refuse(index, found)
     partition_log = found
@@ -318,19 +320,19 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
     topics: list[TopicProduceResponse] = []
     appended: list[_Appended] = []
     for topic_data in body.topic_data:
-        results = [
-            _refuse(p.index, *refusal)
-            if refusal
-            else await _append_partition(ctx, version, topic_data.name, p)
-            for p in topic_data.partition_data
-        ]
-        appended.extend(results)
-        topics.append(
-            TopicProduceResponse(
-                name=topic_data.name, partition_responses=[r.response for r in results]
+        name = topic_data.name
+        responses = []
+        for partition_data in topic_data.partition_data:
+            result = (
+                _refuse(partition_data.index, *refusal)
+                if refusal
+                else await _append_partition(ctx, version, name, partition_data)
             )
-        )
-    await _flush(appended)
+            appended.append(result)
+            responses.append(result.response)
+        topics.append(TopicProduceResponse(name=name, partition_responses=responses))
+    if any(item.log is not None for item in appended):
+        await _flush(appended)
     if body.acks == 0:
         errors = [a.response for a in appended if a.response.error_code != ErrorCode.NONE]
         if errors:

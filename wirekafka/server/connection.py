@@ -1,7 +1,10 @@
 """One client connection: frames in, requests handled one at a time, responses out in order.
 
 Pipelined requests wait in the socket's receive buffer and the frame decoder
-until the one before them is answered. A frame that is too big, a malformed
+until the one before them is answered. Responses go to the connection's
+:class:`~wirekafka.server.sending.ResponseQueue`, whose task writes them: the
+requests one read completed are all handled before the reader yields, and
+their responses leave in one write. A frame that is too big, a malformed
 request, an unknown API or version (except ApiVersions, answered with
 UNSUPPORTED_VERSION) close this connection alone, with a log line naming the
 peer and the API.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any, Protocol
 
 import trio
@@ -32,7 +36,7 @@ from wirekafka.protocol.framing import FrameDecoder
 from wirekafka.protocol.headers import RequestHeader, peek_request_header
 from wirekafka.protocol.rpc import decode_request, encode_response_parts
 from wirekafka.server.memory_pool import MemoryPool, Reservation
-from wirekafka.server.sending import send_parts
+from wirekafka.server.sending import ResponseQueue
 
 log = logging.getLogger("wirekafka.server")
 
@@ -112,15 +116,26 @@ async def _wait_for_room(host: ConnectionHost, nbytes: int) -> Reservation | Non
     return None
 
 
-async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> None:
-    config = host.context.config
+def _read_now(sock: trio.socket.SocketType, size: int) -> bytes | None:
+    """Up to ``size`` bytes the socket holds now; None if it holds none (b"" at its end)."""
     try:
-        address = stream.socket.getpeername()
-        peer = f"{address[0]}:{address[1]}"
-        client_host = f"/{address[0]}"  # as Kafka shows a client's address
-    except OSError:
-        peer = "an unknown peer"
-        client_host = ""
+        return os.read(sock.fileno(), size)
+    except BlockingIOError:
+        return None
+
+
+async def _read_requests(
+    host: ConnectionHost,
+    stream: trio.SocketStream,
+    responses: ResponseQueue,
+    peer: str,
+    client_host: str,
+) -> None:
+    """Handle requests in the order they arrive until the client or the broker stops;
+    responses go to ``responses``. Every request the last read completed is handled
+    before the task yields, so their responses leave together."""
+    config = host.context.config
+    sock = stream.socket
     idle_seconds = (
         math.inf if config.connections_max_idle_ms < 0 else config.connections_max_idle_ms / 1000
     )
@@ -131,24 +146,26 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
         while not host.stopping:
             frame = decoder.next_frame()
             if frame is None:
+                await trio.lowlevel.checkpoint()  # the writer sends what was answered
                 if reserved is None and (wanted := needs_reservation(decoder)) is not None:
                     reserved = await _wait_for_room(host, wanted)
                     if reserved is None:
                         return  # the broker is stopping
-                with trio.CancelScope() as idle:
-                    host.add_idle(idle)
-                    try:
-                        with trio.move_on_after(idle_seconds) as timer:
-                            data = await stream.receive_some(
-                                receive_size(decoder, reserved is not None)
-                            )
-                    finally:
-                        host.remove_idle(idle)
-                if idle.cancelled_caught:
-                    return  # the broker is stopping
-                if timer.cancelled_caught:
-                    log.info("closing connection from %s: idle for %.0f s", peer, idle_seconds)
-                    return
+                size = receive_size(decoder, reserved is not None)
+                data = _read_now(sock, size)
+                if data is None:
+                    with trio.CancelScope() as idle:
+                        host.add_idle(idle)
+                        try:
+                            with trio.move_on_after(idle_seconds) as timer:
+                                data = await stream.receive_some(size)
+                        finally:
+                            host.remove_idle(idle)
+                    if idle.cancelled_caught:
+                        return  # the broker is stopping
+                    if timer.cancelled_caught:
+                        log.info("closing connection from %s: idle for %.0f s", peer, idle_seconds)
+                        return
                 if not data:
                     return
                 decoder.receive_data(data)
@@ -161,7 +178,9 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
                 host.memory_pool.release(reserved)
                 reserved = None
             if parts is not None:
-                await send_parts(stream, parts)
+                if responses.full:
+                    await responses.wait_for_room()
+                responses.put(parts)
     except (ProtocolError, CloseConnection) as exc:
         log.warning("closing connection from %s: %s: %s", peer, _describe(header), exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -171,5 +190,38 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
     finally:
         if reserved is not None:
             host.memory_pool.release(reserved)
+
+
+async def _write_responses(
+    responses: ResponseQueue, connection: trio.CancelScope, peer: str
+) -> None:
+    """Run the connection's writer; if the socket fails, the connection ends."""
+    try:
+        await responses.run()
+    except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+        pass
+    except Exception:
+        log.exception("closing connection from %s after an error sending a response", peer)
+    finally:
+        connection.cancel()
+
+
+async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> None:
+    try:
+        address = stream.socket.getpeername()
+        peer = f"{address[0]}:{address[1]}"
+        client_host = f"/{address[0]}"  # as Kafka shows a client's address
+    except OSError:
+        peer = "an unknown peer"
+        client_host = ""
+    responses = ResponseQueue(stream.socket)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)
+            try:
+                await _read_requests(host, stream, responses, peer, client_host)
+            finally:
+                responses.finish()  # what was answered still goes out
+    finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()

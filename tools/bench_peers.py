@@ -61,8 +61,8 @@ Rows (``--row``, default all):
   10,000 bytes, acks=1, librdkafka's default batching, produced while
   ``rdkafka_performance -C`` reads them; the broker's ``VmRSS`` (``/proc``)
   sampled every 0.5 s, shown as at the start/the largest/at the end, with the
-  producer's MB/s. The topic keeps ~2 GB on disk (``segment.bytes`` 256 MiB,
-  ``retention.bytes`` 1.5 GiB, ``file.delete.delay.ms`` 1 s). Only wirekafka
+  producer's MB/s. The topic keeps ~2 GB on disk (``segment.bytes`` 128 MiB,
+  ``retention.bytes`` 1 GiB, ``file.delete.delay.ms`` 0). Only wirekafka
   (and ``--baseline``): Apache Kafka's RSS is mostly its JVM's heap, not comparable;
 * ``java-produce``: ``ProducerPerformance``, 100-byte records, acks=1, the
   Java producer's default batching;
@@ -124,12 +124,13 @@ RSS_EVERY_S = 0.5
 # default partitioner sticks to one partition for sticky.partitioning.linger.ms
 # (10 ms) and so does partitioner=random; 0 turns the stickiness off.
 PARTITIONS_OPTIONS = ("-a", "1", "-X", "linger.ms=5", "-X", "sticky.partitioning.linger.ms=0")
-# rss-10g: the data flows through the broker, ~2 GB of it stays on disk (wirekafka
-# applies retention every second, log.flush.scheduler.interval.ms).
+# rss-10g: the data flows through the broker, ~2 GB of it stays on disk: wirekafka
+# applies retention every second (log.flush.scheduler.interval.ms), so about a
+# second's worth more than retention.bytes and the active segment.
 RSS_TOPIC_CONFIGS = {
-    "segment.bytes": str(256 * 1024**2),
-    "retention.bytes": str(1536 * 1024**2),
-    "file.delete.delay.ms": "1000",
+    "segment.bytes": str(128 * 1024**2),
+    "retention.bytes": str(1024**3),
+    "file.delete.delay.ms": "0",
 }
 LOAD_HEAP = "-Xmx512m"
 STATS_MS = "100"  # librdkafka statistics interval: requests are counted from the last

@@ -6,9 +6,15 @@ Three brokers in one run: wirekafka from this checkout, Apache Kafka 4.3
 (``tools/rdkafka/mock_cluster.c``, a C peer that keeps records in memory).
 wirekafka and Apache Kafka run for the whole benchmark (first warmed up with
 250 MB produced and read back, so the JVM has compiled its hot paths); the
-mock starts afresh for every run. Every run writes a new topic with one
-partition. Each row runs ``--reps`` times, the brokers taking turns
-(the first broker of each rep rotates), so a noisy machine weighs on each alike.
+mock starts afresh for every run. Every run writes a new topic, of one
+partition but in ``partitions-1000``. Each row runs ``--reps`` times, the brokers
+taking turns (the first broker of each rep rotates), so a noisy machine weighs
+on each alike. The consume rows have one more peer, ``sendfile``, their limit:
+right after each wirekafka run, the bytes wirekafka just served (its partition's
+segment files up to their last batch, warm in the page cache) moved by plain
+``os.sendfile`` into a loopback socket that a small C program
+(``tools/rdkafka/sink.c``) drains; its MB/s is of the same records' payload
+over that time, so wirekafka/sendfile is the ratio of the two times.
 
 The load comes from programs that are not the ceiling: librdkafka's
 ``rdkafka_performance`` (C, built by ``tools/bench_support.py``) and Kafka's
@@ -19,7 +25,9 @@ part: for Apache Kafka the JVM's, for the mock its process's) per message and
 per request. Requests are counted by the client (librdkafka's statistics,
 ``tx`` against ``txmsgs``/``rxmsgs``; the Java client's ``request-total``
 metric), so they include its Metadata and, for the Java consumer, group
-requests. Then a table of medians with the ratios wirekafka/peer.
+requests. Then a table of medians with the ratios wirekafka/peer, and, with
+both ``partitions-*`` rows, each broker's CPU per message at 1,000 partitions
+against 1.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]
@@ -34,8 +42,13 @@ Rows (``--row``, default all):
   rows, by ``rdkafka_performance -P``: 100-byte records at librdkafka's default
   batching; 200-byte records one per request and 50 per batch, acks=1 (the
   SIGMOD 2011 paper's producer test);
+* ``partitions-1``, ``partitions-1000``: 100-byte records, acks=1, linger.ms=5,
+  each to a random partition of a topic of 1 or 1,000 partitions (librdkafka's
+  default partitioner with ``sticky.partitioning.linger.ms=0``: a keyless record
+  otherwise goes where the last 10 ms went, even with ``partitioner=random``);
 * ``consume-1k``: 1 KiB records, written first (not timed) and read from
-  offset 0 from the page cache by ``rdkafka_performance -C``;
+  offset 0 from the page cache by ``rdkafka_performance -C``; against plain
+  sendfile too;
 * ``latency-10k``: end-to-end latency at 10,000 msg/s: ``rdkafka_performance``'s
   latency mode, a consumer reading the topic (``-C -l``) while a producer
   writes 100-byte records stamped with the wall clock at 10,000 msg/s
@@ -44,15 +57,24 @@ Rows (``--row``, default all):
   that rate;
 * ``latency-10k-linger-0``: the same with linger.ms=0, so nearly every record
   is a request of its own (10,000 produce requests a second);
+* ``rss-10g``: wirekafka's memory while 10 GB flow through it: 1M records of
+  10,000 bytes, acks=1, librdkafka's default batching, produced while
+  ``rdkafka_performance -C`` reads them; the broker's ``VmRSS`` (``/proc``)
+  sampled every 0.5 s, shown as at the start/the largest/at the end, with the
+  producer's MB/s. The topic keeps ~2 GB on disk (``segment.bytes`` 128 MiB,
+  ``retention.bytes`` 1 GiB, ``file.delete.delay.ms`` 0). Only wirekafka
+  (and ``--baseline``): Apache Kafka's RSS is mostly its JVM's heap, not comparable;
 * ``java-produce``: ``ProducerPerformance``, 100-byte records, acks=1, the
   Java producer's default batching;
 * ``java-consume``: ``ConsumerPerformance`` (a consumer group), 1 KiB records
-  written first; its fetch MB/s (without the group join).
+  written first; its fetch MB/s (without the group join); against plain
+  sendfile too.
 
-Not run against the mock: the consume rows (its partitions keep only their
-last ~5 MB), and the Java rows (the Java client 4.3 never gets going against
-the mock of librdkafka 2.0: no error, no progress). ``--scale`` multiplies the
-record counts. Needs gcc, librdkafka-dev, Java 17 and the fetched jars.
+Not run against the mock: the consume rows and ``rss-10g`` (its partitions
+keep only their last ~5 MB), and the Java rows (the Java client 4.3 never gets
+going against the mock of librdkafka 2.0: no error, no progress). ``--scale``
+multiplies the record counts. Needs gcc, librdkafka-dev, Java 17 and the
+fetched jars.
 """
 
 from __future__ import annotations
@@ -60,15 +82,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
+import resource
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Protocol
@@ -83,6 +109,7 @@ from tools.bench_support import (
     cpu_seconds,
     mock_cluster,
     rdkafka_performance,
+    sink,
     start_wirekafka,
 )
 
@@ -91,10 +118,25 @@ TOPIC_TIMEOUT_S = 60.0
 WARM_UP_RECORDS = 250_000  # of 1 KiB
 LATENCY_RATE = 10_000  # msg/s
 BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
+SENDFILE = "sendfile"  # the limit of the consume rows: plain sendfile of wirekafka's log
+RSS_EVERY_S = 0.5
+# partitions-*: each keyless record to a random partition. librdkafka 2.0's
+# default partitioner sticks to one partition for sticky.partitioning.linger.ms
+# (10 ms) and so does partitioner=random; 0 turns the stickiness off.
+PARTITIONS_OPTIONS = ("-a", "1", "-X", "linger.ms=5", "-X", "sticky.partitioning.linger.ms=0")
+# rss-10g: the data flows through the broker, ~2 GB of it stays on disk: wirekafka
+# applies retention every second (log.flush.scheduler.interval.ms), so about a
+# second's worth more than retention.bytes and the active segment.
+RSS_TOPIC_CONFIGS = {
+    "segment.bytes": str(128 * 1024**2),
+    "retention.bytes": str(1024**3),
+    "file.delete.delay.ms": "0",
+}
 LOAD_HEAP = "-Xmx512m"
 STATS_MS = "100"  # librdkafka statistics interval: requests are counted from the last
 PRODUCED = re.compile(r"delivered .* in \d+ms: (\d+) msgs/s and ([\d.]+) MB/s")
 CONSUMED = re.compile(r"consumed in \d+ms: (\d+) msgs/s \(([\d.]+) MB/s\)")
+CONSUMED_COUNT = re.compile(r"(\d+) messages \(\d+ bytes\) consumed in")
 JAVA_SENT = re.compile(r"\d+ records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
 JAVA_REQUESTS = re.compile(r"^(?:producer|consumer)-metrics:request-total:\{[^}]*\}\s*:\s*([\d.]+)", re.M)  # fmt: skip
 
@@ -108,6 +150,7 @@ class Result:
     cpu_s: float  # the broker's, over the timed part
     p50_ms: float | None = None
     p99_ms: float | None = None
+    rss_mb: tuple[float, float, float] | None = None  # the broker's: at the start, max, at the end
 
     @property
     def cpu_us_per_message(self) -> float:
@@ -121,8 +164,11 @@ class Result:
 class Peer(Protocol):
     name: str
 
-    def serving(self, topic: str) -> contextlib.AbstractContextManager[tuple[str, int]]:
-        """For one run: ``topic`` exists with one partition; (bootstrap, the broker's pid)."""
+    def serving(
+        self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> contextlib.AbstractContextManager[tuple[str, int]]:
+        """For one run: ``topic`` exists with ``partitions`` partitions, each with a
+        leader, and the topic ``configs``; (bootstrap, the broker's pid)."""
         ...
 
 
@@ -166,22 +212,31 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float) -> None
 
 
 class AdminPeer:
-    """A broker serving CreateTopics and DeleteTopics (wirekafka, Apache Kafka)."""
+    """A broker serving CreateTopics and DeleteTopics (wirekafka, Apache Kafka);
+    ``data_dir``: its ``log.dirs``, where it is wirekafka."""
 
-    def __init__(self, name: str, bootstrap: str, pid: int) -> None:
-        self.name, self.bootstrap, self.pid = name, bootstrap, pid
+    def __init__(self, name: str, bootstrap: str, pid: int, data_dir: Path | None = None) -> None:
+        self.name, self.bootstrap, self.pid, self.data_dir = name, bootstrap, pid, data_dir
 
     @contextlib.contextmanager
-    def serving(self, topic: str) -> Iterator[tuple[str, int]]:
+    def serving(
+        self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> Iterator[tuple[str, int]]:
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
 
-        def has_leader() -> bool:
+        def has_leaders() -> bool:
             found = admin.list_topics(topic, timeout=10).topics.get(topic)
-            return found is not None and found.error is None and found.partitions[0].leader >= 0
+            return (
+                found is not None
+                and found.error is None
+                and len(found.partitions) == partitions
+                and all(p.leader >= 0 for p in found.partitions.values())
+            )
 
-        for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        new = NewTopic(topic, partitions, 1, config=dict(configs or {}))
+        for future in admin.create_topics([new]).values():
             future.result(TOPIC_TIMEOUT_S)
-        wait_for(has_leader, f"a leader for {topic}", TOPIC_TIMEOUT_S)
+        wait_for(has_leaders, f"a leader for each partition of {topic}", TOPIC_TIMEOUT_S)
         try:
             yield self.bootstrap, self.pid
         finally:
@@ -195,7 +250,7 @@ def wirekafka_peer(tree: Path = ROOT, name: str = "wirekafka") -> Iterator[Admin
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
         process, port = start_wirekafka(tree, Path(data_dir))
         try:
-            yield AdminPeer(name, f"127.0.0.1:{port}", process.pid)
+            yield AdminPeer(name, f"127.0.0.1:{port}", process.pid, Path(data_dir))
         finally:
             process.send_signal(signal.SIGTERM)
             try:
@@ -217,9 +272,13 @@ class MockPeer:
     name = "mock"
 
     @contextlib.contextmanager
-    def serving(self, topic: str) -> Iterator[tuple[str, int]]:
+    def serving(
+        self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> Iterator[tuple[str, int]]:
+        if configs:
+            raise ValueError("the mock cluster takes no topic configs")
         process = subprocess.Popen(
-            [str(mock_cluster()), topic],
+            [str(mock_cluster()), f"{topic}:{partitions}"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             text=True,
@@ -332,6 +391,133 @@ def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
     return measure
 
 
+def rss_row(size: int, count: int) -> Callable[..., Result]:
+    """``count`` records of ``size`` bytes produced while a consumer reads them;
+    the broker's RSS sampled every ``RSS_EVERY_S`` meanwhile."""
+
+    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+        samples: list[float] = []
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.wait(RSS_EVERY_S):
+                samples.append(rss_mb(pid))
+
+        with tempfile.TemporaryDirectory(prefix="wirekafka-bench-rss-") as scratch:
+            consumer_out = Path(scratch) / "consumer"
+            with consumer_out.open("w") as out:
+                consumer = subprocess.Popen(
+                    [
+                        "stdbuf", "-oL", str(rdkafka_performance()), "-C", "-t", topic,
+                        "-p", "0", "-o", "0", "-b", bootstrap, "-c", str(count), "-T", STATS_MS,
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.DEVNULL,
+                    preexec_fn=die_with_parent,
+                )  # fmt: skip
+            sampler = threading.Thread(target=sample, daemon=True)
+            try:
+                wait_for(
+                    lambda: "reached end" in consumer_out.read_text(),
+                    "the consumer to reach the end of the topic",
+                    TOPIC_TIMEOUT_S,
+                )
+                start = rss_mb(pid)
+                before = cpu_seconds(pid)
+                sampler.start()
+                produced = run(rdkafka_produce(bootstrap, topic, size, count, "-a", "1"))
+                consumer.wait(RUN_TIMEOUT_S)
+                cpu = cpu_seconds(pid) - before
+            finally:
+                sampling.set()
+                if sampler.is_alive():
+                    sampler.join()
+                consumer.kill()
+                consumer.wait()
+            end = rss_mb(pid)
+            consumed = consumer_out.read_text()
+        if int(last_match(CONSUMED_COUNT, consumed, "rdkafka_performance -C")[0]) != count:
+            raise SystemExit(f"the consumer did not read {count} records:\n{consumed[-2000:]}")
+        rate, mb_s = last_match(PRODUCED, produced, "rdkafka_performance")
+        producer, reader = (
+            rdkafka_requests(produced, count, "txmsgs"),
+            rdkafka_requests(consumed, count, "rxmsgs"),
+        )
+        requests = producer + reader if producer and reader else None
+        peak = max([start, *samples, end])
+        return Result(count, float(rate), float(mb_s), requests, cpu, rss_mb=(start, peak, end))
+
+    return measure
+
+
+def rss_mb(pid: int) -> float:
+    """The resident set of process ``pid`` now, in MB (``VmRSS``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024 / 1e6
+    raise SystemExit(f"no VmRSS for process {pid}")
+
+
+# -- the limit of the consume rows: plain sendfile
+
+
+def batches_end(segment: Path) -> int:
+    """Where the record batches of a segment file end: before the zeros
+    wirekafka preallocates past the last batch of its active segment."""
+    with segment.open("rb") as file:
+        size, end = os.fstat(file.fileno()).st_size, 0
+        while end + 12 <= size:  # a batch: base offset (8 bytes), length (4), the rest
+            length = int.from_bytes(os.pread(file.fileno(), 4, end + 8), "big")
+            if length == 0:
+                break
+            end += 12 + length
+    return end
+
+
+def sendfile_limit(record_bytes: int) -> Callable[[Path, int], Result]:
+    """The bytes wirekafka served, moved by plain ``os.sendfile``: its partition's
+    segment files (the batches, warm in the page cache) into a loopback socket
+    that ``tools/rdkafka/sink.c`` drains. Timed from the first sendfile to the
+    sink's count of the bytes; msg/s and MB/s are of the same records as the
+    consumer's (payload bytes, as ``rdkafka_performance`` counts them); the CPU
+    is the sending thread's."""
+
+    def measure(directory: Path, messages: int) -> Result:
+        with contextlib.ExitStack() as stack:
+            spans = [
+                (stack.enter_context(path.open("rb")).fileno(), batches_end(path))
+                for path in sorted(directory.glob("*.log"))
+            ]
+            total = sum(length for _, length in spans)
+            reader = subprocess.Popen(
+                [str(sink())], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                preexec_fn=die_with_parent,
+            )  # fmt: skip
+            stack.enter_context(reader)
+            stack.callback(reader.kill)
+            assert reader.stdout is not None
+            port = int(reader.stdout.readline())
+            sock = stack.enter_context(socket.create_connection(("127.0.0.1", port)))
+            before = resource.getrusage(resource.RUSAGE_THREAD)
+            start = time.perf_counter()
+            for fd, length in spans:
+                sent = 0
+                while sent < length:
+                    sent += os.sendfile(sock.fileno(), fd, sent, length - sent)
+            sock.shutdown(socket.SHUT_WR)
+            received = int(reader.stdout.readline())
+            elapsed = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_THREAD)
+        if received != total:
+            raise SystemExit(f"the sink read {received} bytes of {total}")
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        payload = messages * record_bytes
+        return Result(messages, messages / elapsed, payload / elapsed / 1e6, None, cpu)
+
+    return measure
+
+
 # -- Kafka's perf tools
 
 
@@ -384,8 +570,14 @@ def java_consume_row(count: int) -> Callable[..., Result]:
 @dataclass(frozen=True)
 class Row:
     measure: Callable[[str, int, str], Result]
-    unit: str  # what the table shows: "msg/s", "MB/s" or "ms" (p50/p99 latency)
+    unit: str  # what the table shows: "msg/s", "MB/s", "ms" (p50/p99 latency) or "RSS"
     mock: bool = True  # also run against the mock
+    kafka: bool = True  # also run against Apache Kafka
+    partitions: int = 1  # of the topic
+    configs: Mapping[str, str] = field(default_factory=dict)  # of the topic
+    # the same work done by something simpler, after each wirekafka run: given the
+    # partition's directory in wirekafka's log.dirs and the run's record count
+    limit: Callable[[Path, int], Result] | None = None
 
 
 def rows(scale: float) -> dict[str, Row]:
@@ -397,13 +589,29 @@ def rows(scale: float) -> dict[str, Row]:
         for name, count in (("default-batching", 2_000_000), ("batch-1", 100_000), ("batch-50", 1_000_000))
         for row in [PRODUCE_ROWS[name]]
     }  # fmt: skip
+    partitions = {
+        f"partitions-{count}": Row(
+            produce_row(100, n(2_000_000), PARTITIONS_OPTIONS), "msg/s", partitions=count
+        )
+        for count in (1, 1000)
+    }
     return {
         **produce,
-        "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False),
+        **partitions,
+        "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False, limit=sendfile_limit(1024)),
         "latency-10k": Row(latency_row(n(100_000), 5), "ms"),
         "latency-10k-linger-0": Row(latency_row(n(100_000), 0), "ms"),
+        "rss-10g": Row(
+            rss_row(10_000, n(1_000_000)),
+            "RSS",
+            mock=False,
+            kafka=False,
+            configs=RSS_TOPIC_CONFIGS,
+        ),
         "java-produce": Row(java_produce_row(100, n(1_000_000)), "msg/s", mock=False),
-        "java-consume": Row(java_consume_row(n(300_000)), "MB/s", mock=False),
+        "java-consume": Row(
+            java_consume_row(n(300_000)), "MB/s", mock=False, limit=sendfile_limit(1024)
+        ),
     }
 
 
@@ -413,16 +621,23 @@ def rows(scale: float) -> dict[str, Row]:
 def figure(result: Result, unit: str) -> str:
     if unit == "ms":
         return f"{result.p50_ms:.1f}/{result.p99_ms:.1f} ms"
+    if unit == "RSS":
+        assert result.rss_mb is not None
+        start, peak, end = result.rss_mb
+        return f"{start:.0f}/{peak:.0f}/{end:.0f} MB at {result.mb_s:,.0f} MB/s"
     if unit == "MB/s":
         return f"{result.mb_s:,.1f} MB/s"
     return f"{result.rate:,.0f} msg/s"
 
 
 def headline(result: Result, unit: str) -> float:
-    """The figure ratios are taken of: a rate, or the p99 latency."""
+    """The figure ratios are taken of: a rate, the p99 latency or the largest RSS."""
     if unit == "ms":
         assert result.p99_ms is not None
         return result.p99_ms
+    if unit == "RSS":
+        assert result.rss_mb is not None
+        return result.rss_mb[1]
     return result.mb_s if unit == "MB/s" else result.rate
 
 
@@ -438,6 +653,7 @@ def median_result(results: Sequence[Result]) -> Result:
         known = [v for v in values if v is not None]
         return statistics.median(known) if known else None
 
+    rss = [r.rss_mb for r in results if r.rss_mb is not None]
     return Result(
         results[0].messages,
         statistics.median(r.rate for r in results),
@@ -446,6 +662,15 @@ def median_result(results: Sequence[Result]) -> Result:
         statistics.median(r.cpu_s for r in results),
         med([r.p50_ms for r in results]),
         med([r.p99_ms for r in results]),
+        (
+            (
+                statistics.median(r[0] for r in rss),
+                statistics.median(r[1] for r in rss),
+                statistics.median(r[2] for r in rss),
+            )
+            if rss
+            else None
+        ),
     )
 
 
@@ -456,22 +681,53 @@ def warm_up(peer: AdminPeer) -> None:
 
 
 def print_table(medians: dict[str, dict[str, Result]], units: dict[str, str]) -> None:
-    peers = [p for p in (BASELINE, "Apache Kafka", "mock") if any(p in f for f in medians.values())]
-    print(
-        f"\n| row | wirekafka | {' | '.join(peers)} | "
-        f"{' | '.join(f'wirekafka/{p}' for p in peers)} | wirekafka CPU | "
-        f"{' | '.join(f'{p} CPU' for p in peers if p != 'mock')} |"
-    )
-    print("|---|---|---|" + "---|" * (3 * len(peers) - ("mock" in peers)))
+    peers = [
+        p
+        for p in (BASELINE, "Apache Kafka", "mock", SENDFILE)
+        if any(p in found for found in medians.values())
+    ]
+    with_cpu = ["wirekafka", *(p for p in peers if p not in ("mock", SENDFILE))]
+    header = [
+        "row", "wirekafka", *peers, *(f"wirekafka/{p}" for p in peers),
+        *(f"{p} CPU" for p in with_cpu),
+    ]  # fmt: skip
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for name, found in medians.items():
         unit, ours = units[name], found["wirekafka"]
-        cells = [figure(found[p], unit) if p in found else "-" for p in ("wirekafka", *peers)]
-        ratios = [
-            f"{headline(ours, unit) / headline(found[p], unit):.2f}" if p in found else "-"
-            for p in peers
+        cells = [
+            name,
+            *(figure(found[p], unit) if p in found else "-" for p in ("wirekafka", *peers)),
+            *(
+                f"{headline(ours, unit) / headline(found[p], unit):.2f}" if p in found else "-"
+                for p in peers
+            ),
+            *(cpu_text(found[p]) if p in found else "-" for p in with_cpu),
         ]
-        cpus = [cpu_text(found[p]) if p in found else "-" for p in peers if p != "mock"]
-        print(f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} | {cpu_text(ours)} | {' | '.join(cpus)} |")  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
+
+
+def print_partition_cost(medians: dict[str, dict[str, Result]]) -> None:
+    """Each peer's CPU per message at 1,000 partitions against 1 (issue 16: at most 2x)."""
+    one, many = medians.get("partitions-1", {}), medians.get("partitions-1000", {})
+    shared = [peer for peer in one if peer in many]
+    if shared:
+        print()
+    for peer in shared:
+        at_many, at_one = many[peer].cpu_us_per_message, one[peer].cpu_us_per_message
+        print(
+            f"{peer}: CPU per message at 1,000 partitions / at 1 partition: "
+            f"{at_many:.2f} / {at_one:.2f} µs = {at_many / at_one:.1f}x"
+        )
+
+
+def run_limit(row: Row, peer: Peer, topic: str, messages: int) -> Result | None:
+    """The row's limit, if it has one, after a run of wirekafka from this
+    checkout (not ``--baseline``'s), on the directory of the topic's partition."""
+    if row.limit is None or not isinstance(peer, AdminPeer) or peer.name != "wirekafka":
+        return None
+    assert peer.data_dir is not None
+    return row.limit(peer.data_dir / f"{topic}-0", messages)
 
 
 def raise_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -496,7 +752,7 @@ def main() -> None:
     args = parser.parse_args()
     table = rows(args.scale)
     signal.signal(signal.SIGTERM, raise_on_sigterm)
-    rdkafka_performance(), mock_cluster()  # built before any broker starts
+    rdkafka_performance(), mock_cluster(), sink()  # built before any broker starts
     with contextlib.ExitStack() as stack:
         started = [stack.enter_context(wirekafka_peer())]
         if args.baseline is not None:
@@ -512,21 +768,31 @@ def main() -> None:
             row = table[name]
             results: dict[str, list[Result]] = {}
             for rep in range(args.reps):
-                turn = [p for p in peers if row.mock or p.name != "mock"]
+                turn = [
+                    p
+                    for p in peers
+                    if (row.mock or p.name != "mock") and (row.kafka or p.name != "Apache Kafka")
+                ]
                 turn = turn[rep % len(turn) :] + turn[: rep % len(turn)]
                 for peer in turn:
                     runs += 1
                     topic = f"bench-{name}-{runs}"
-                    with peer.serving(topic) as (bootstrap, pid):
-                        result = row.measure(bootstrap, pid, topic)
-                    results.setdefault(peer.name, []).append(result)
-                    print(
-                        f"{name} rep {rep + 1} {peer.name:>12}: {figure(result, row.unit):>18}, "
-                        f"broker {cpu_text(result)}",
-                        flush=True,
-                    )
+                    found: dict[str, Result] = {}
+                    with peer.serving(topic, row.partitions, row.configs) as (bootstrap, pid):
+                        found[peer.name] = row.measure(bootstrap, pid, topic)
+                        limit = run_limit(row, peer, topic, found[peer.name].messages)
+                        if limit is not None:
+                            found[SENDFILE] = limit
+                    for who, result in found.items():
+                        results.setdefault(who, []).append(result)
+                        print(
+                            f"{name} rep {rep + 1} {who:>12}: {figure(result, row.unit):>18}, "
+                            f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}",
+                            flush=True,
+                        )
             medians[name] = {peer: median_result(found) for peer, found in results.items()}
         print_table(medians, {name: table[name].unit for name in medians})
+        print_partition_cost(medians)
     print(f"\npython -m tools.bench_peers {' '.join(sys.argv[1:])}")
 
 

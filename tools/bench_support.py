@@ -5,10 +5,12 @@
   stands in for the library's internal ``rd.h``/``rdtime.h``);
 * :func:`mock_cluster`: ``tools/rdkafka/mock_cluster.c``, librdkafka's mock
   cluster as a process;
+* :func:`sink`: ``tools/rdkafka/sink.c``, a socket that reads and drops what
+  it is sent (the receiving end of the plain-sendfile limit);
 * :func:`start_wirekafka`: a broker from a source tree in a subprocess;
 * :func:`cpu_seconds`: a process's user + system time so far.
 
-Both programs go to ``build/rdkafka`` and are rebuilt when a source is newer.
+The programs go to ``build/rdkafka`` and are rebuilt when a source is newer.
 They need gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
 """
 
@@ -50,6 +52,10 @@ def rdkafka_performance() -> Path:
 
 def mock_cluster() -> Path:
     return build("mock_cluster", RDKAFKA_DIR / "mock_cluster.c")
+
+
+def sink() -> Path:
+    return build("sink", RDKAFKA_DIR / "sink.c")
 
 
 def cpu_seconds(pid: int) -> float:

@@ -45,7 +45,7 @@ from wirekafka.protocol.records.record_batch import (
     crc_matches,
     iter_batches,
 )
-from wirekafka.protocol.records.validate import InvalidRecords, start_check
+from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import PartitionLog, RollDue, StorageError
 from wirekafka.storage.producer_state import InvalidProducerBatch
@@ -173,31 +173,39 @@ def _upconvert(data: memoryview, *, keys_required: bool, max_inflated_bytes: int
     return bytearray(converted)
 
 
-async def _check_records(
+def _check_records(
     payload: bytearray | memoryview,
     batches: list[tuple[int, BatchHeader]],
     *,
     keys_required: bool,
     max_inflated_bytes: int,
-) -> bool:
-    """Look over every batch's records; a check that takes long finishes in a
-    thread. True if one did (the event loop went on meanwhile)."""
-    waited = False
+) -> list[BatchCheck]:
+    """Look over every batch's records; the checks that take long are returned
+    unfinished, to finish in a worker thread."""
+    unfinished = []
+    deadline = time.perf_counter() + INLINE_SECONDS
     for position, header in batches:
         try:
-            unfinished = start_check(
+            check = start_check(
                 memoryview(payload)[position : position + header.size_bytes],
                 header,
                 keys_required=keys_required,
                 max_inflated_bytes=max_inflated_bytes,
-                deadline=time.perf_counter() + INLINE_SECONDS,
+                deadline=deadline,
             )
-            if unfinished is not None:
-                await run_blocking(RECORDS, unfinished.run)
-                waited = True
         except InvalidRecords as exc:
             raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
-    return waited
+        if check is not None:
+            unfinished.append(check)
+    return unfinished
+
+
+async def _finish_checks(unfinished: list[BatchCheck]) -> None:
+    for check in unfinished:
+        try:
+            await run_blocking(RECORDS, check.run)
+        except InvalidRecords as exc:
+            raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
 
 
 async def _append_partition(
@@ -228,9 +236,12 @@ async def _append_partition(
         if magic == MAGIC:
             payload: bytearray | memoryview = view
             batches = _check_batches(payload, version, max_message_bytes)
-            waited = await _check_records(
+            unfinished = _check_records(
                 payload, batches, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
             )
+            waited = bool(unfinished)
+            if waited:
+                await _finish_checks(unfinished)
         elif magic in (0, 1) and version < FIRST_BATCH_ONLY_VERSION:
             inline = _check_message_set(view, max_message_bytes)
 

@@ -7,7 +7,9 @@ Cases (each through :mod:`wirekafka.protocol.rpc`, header included):
   transactional id);
 * encode of its ProduceResponse (``rpc.encode_response_parts``);
 * decode of a Metadata v12 response and encode of a Metadata v12 response,
-  each with 3 brokers and 10 topics of 3 partitions.
+  each with 3 brokers and 10 topics of 3 partitions;
+* the codec alone (``codec.decode_struct``/``encode_struct``, no header):
+  the Produce v9 request's body and its response's.
 
 It uses only the codec's public functions, so it runs against any source
 tree; ``--baseline DIR`` also times the tree at DIR (in a subprocess) and
@@ -30,7 +32,8 @@ from pathlib import Path
 
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.headers import RequestHeader
+from wirekafka.protocol.codec import decode_struct, encode_struct
+from wirekafka.protocol.headers import RequestHeader, read_request_header
 from wirekafka.protocol.messages.metadata import (
     MetadataResponse,
     MetadataResponseBroker,
@@ -45,6 +48,7 @@ from wirekafka.protocol.messages.produce import (
     TopicProduceData,
     TopicProduceResponse,
 )
+from wirekafka.protocol.primitives import Reader, Writer
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import encode_batch
 
@@ -98,6 +102,13 @@ def cases() -> dict[str, Callable[[], object]]:
     produced = produce_response()
     metadata = metadata_response()
     metadata_frame = rpc.encode_response(ApiKey.METADATA, 12, 1, metadata)
+    body_reader = Reader(v9)
+    read_request_header(body_reader, 2)
+    body_at = body_reader.pos
+
+    def decode_body() -> object:
+        return decode_struct(ProduceRequest, 9, True, Reader(v9, body_at))
+
     return {
         "decode Produce v3 request": lambda: rpc.decode_request(v3),
         "decode Produce v9 request": lambda: rpc.decode_request(v9),
@@ -105,6 +116,10 @@ def cases() -> dict[str, Callable[[], object]]:
         "encode Produce v9 response": lambda: rpc.encode_response_parts(0, 9, 7, produced),
         "decode Metadata v12 response": lambda: rpc.decode_response(3, 12, metadata_frame),
         "encode Metadata v12 response": lambda: rpc.encode_response_parts(3, 12, 1, metadata),
+        "codec: decode Produce v9 body": decode_body,
+        "codec: encode Produce v9 response body": lambda: encode_struct(
+            produced, 9, True, Writer()
+        ),
     }
 
 
@@ -153,7 +168,7 @@ def main() -> None:
     ours = measure_tree(str(ROOT), args.seconds)
     if not args.baseline:
         for name, value in ours.items():
-            print(f"{name:<30} {value:8.2f} µs")
+            print(f"{name:<40} {value:8.2f} µs")
         return
     base = measure_tree(args.baseline, args.seconds)
     print(f"| case | {args.baseline} µs | {ROOT} µs | speed-up |")

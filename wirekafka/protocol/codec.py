@@ -46,9 +46,8 @@ S = TypeVar("S")
 
 
 def decode_struct(cls: type[S], version: int, flexible: bool, reader: Reader) -> S:
-    value, reader.pos = struct_codec(cast(type, cls), version, flexible).read(
-        reader.buf, reader.pos, reader.end
-    )
+    read = struct_codec(cast(type, cls), version, flexible).read
+    value, reader.pos = read(reader.buf, reader.pos, reader.end)
     return cast(S, value)
 
 

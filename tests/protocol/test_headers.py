@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.codec import skip_tagged_fields
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.headers import (
     RequestHeader,
     peek_request_header,
+    read_request_header,
     request_header_version,
     response_header_version,
+    write_request_header,
 )
 from wirekafka.protocol.messages.api_versions import (
     ApiVersion,
@@ -20,6 +25,7 @@ from wirekafka.protocol.messages.api_versions import (
 )
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from wirekafka.protocol.messages.metadata import MetadataRequest
+from wirekafka.protocol.primitives import Reader, Writer
 
 
 def test_header_versions_follow_flexibility():
@@ -82,3 +88,44 @@ def test_trailing_bytes_after_a_request_are_ignored():
     request = rpc.decode_request(frame + b"\x01\x00\x00")
     assert request.body == MetadataRequest()
     assert request.header.correlation_id == 3
+
+
+def _field_by_field(reader: Reader, header_version: int) -> RequestHeader:
+    """The request header as read before the one-read path (the oracle)."""
+    api_key, api_version, correlation_id = reader.int16(), reader.int16(), reader.int32()
+    client_id = reader.nullable_string() if header_version >= 1 else None
+    if header_version >= 2:
+        skip_tagged_fields(reader)
+    return RequestHeader(api_key, api_version, correlation_id, client_id)
+
+
+def _outcome(read, data: bytes, header_version: int):
+    reader = Reader(data)
+    try:
+        return read(reader, header_version), reader.pos
+    except ProtocolError as exc:
+        return "ProtocolError", str(exc)
+
+
+def _headers() -> list[bytes]:
+    frames = []
+    for client_id in (None, "", "rdkafka", "é" * 70):
+        for version in (1, 2):
+            writer = Writer()
+            write_request_header(writer, RequestHeader(0, 9, 7, client_id), version)
+            frames.append(writer.getvalue() + b"body")
+    return frames
+
+
+@pytest.mark.parametrize("header_version", [0, 1, 2])
+def test_headers_read_at_once_as_field_by_field(header_version):
+    rng = random.Random(header_version)
+    edges = [b"\x00", b"\x01", b"\x7f", b"\x80", b"\xff", b"\xc3(", b"\xff\xfe", b"\x00\x00\x01"]
+    for frame in _headers():
+        cases = [frame[:cut] for cut in range(len(frame) + 1)]
+        for at in range(min(len(frame), 16)):
+            cases += [frame[:at] + edge + frame[at + len(edge) :] for edge in edges]
+        cases += [frame[:14] + b"\x02\x07\x01x\x00\x00" + frame[15:], rng.randbytes(20)]
+        for data in cases:
+            expected = _outcome(_field_by_field, data, header_version)
+            assert _outcome(read_request_header, data, header_version) == expected, data.hex()

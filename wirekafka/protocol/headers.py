@@ -22,6 +22,7 @@ API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
 
 _HEADER_PREFIX = struct.Struct(">hhi")
+_HEADER_V1_PREFIX = struct.Struct(">hhih")  # and the client id's length
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ def response_header_version(api_key: int, flexible: bool) -> int:
     return 1 if flexible and api_key != API_VERSIONS_KEY else 0
 
 
-def peek_request_header(frame: Buffer) -> RequestHeader:
+def peek_request_prefix(frame: Buffer) -> tuple[int, int, int]:
     """The key, version and correlation id that open every request.
 
     They sit at fixed places in all header versions, so they can be read
@@ -57,17 +58,52 @@ def peek_request_header(frame: Buffer) -> RequestHeader:
     """
     if len(frame) < _HEADER_PREFIX.size:
         raise ProtocolError(f"request of {len(frame)} bytes is too short for a header")
-    api_key, api_version, correlation_id = _HEADER_PREFIX.unpack_from(frame)
-    return RequestHeader(api_key, api_version, correlation_id)
+    prefix: tuple[int, int, int] = _HEADER_PREFIX.unpack_from(frame)
+    return prefix
+
+
+def peek_request_header(frame: Buffer) -> RequestHeader:
+    """:func:`peek_request_prefix` as a header without a client id."""
+    return RequestHeader(*peek_request_prefix(frame))
 
 
 def read_request_header(reader: Reader, header_version: int) -> RequestHeader:
+    if header_version >= 1:
+        header = _read_usual_header(reader, header_version)
+        if header is not None:
+            return header
     api_key = reader.int16()
     api_version = reader.int16()
     correlation_id = reader.int32()
     client_id = reader.nullable_string() if header_version >= 1 else None
     if header_version >= 2:
         skip_tagged_fields(reader)
+    return RequestHeader(api_key, api_version, correlation_id, client_id)
+
+
+def _read_usual_header(reader: Reader, header_version: int) -> RequestHeader | None:
+    """A v1 or v2 header read at once, if it is whole, its client id UTF-8 and
+    (v2) its tagged-field section empty; else None and the reader unmoved, for
+    the field-by-field read to read it or raise its error."""
+    buf, pos, end = reader.buf, reader.pos, reader.end
+    if end - pos < _HEADER_V1_PREFIX.size:
+        return None
+    api_key, api_version, correlation_id, length = _HEADER_V1_PREFIX.unpack_from(buf, pos)
+    pos += _HEADER_V1_PREFIX.size
+    client_id = None
+    if 0 <= length <= end - pos:
+        try:
+            client_id = str(buf[pos : pos + length], "utf-8")
+        except UnicodeDecodeError:
+            return None
+        pos += length
+    elif length != -1:
+        return None
+    if header_version >= 2:
+        if pos >= end or buf[pos] != 0:
+            return None
+        pos += 1
+    reader.pos = pos
     return RequestHeader(api_key, api_version, correlation_id, client_id)
 
 

@@ -29,7 +29,7 @@ _MAX_VARLONG_BYTES = 10
 
 # A string holds at most 32767 bytes, compact or not: Kafka's generated
 # readers and writers refuse longer ones in every version.
-_MAX_STRING_BYTES = 0x7FFF
+MAX_STRING_BYTES = 0x7FFF
 
 
 class ExternalBytes(Protocol):
@@ -186,7 +186,7 @@ class Reader:
 
     def compact_nullable_string(self) -> str | None:
         length = self._checked_length(self.unsigned_varint() - 1, "compact string")
-        if length > _MAX_STRING_BYTES:  # as Kafka's readers refuse it
+        if length > MAX_STRING_BYTES:  # as Kafka's readers refuse it
             raise ProtocolError(f"compact string of {length} bytes is longer than a string may be")
         return None if length == -1 else self._text(length, "compact string")
 
@@ -234,15 +234,20 @@ class Reader:
         return count
 
 
-def _string_bytes(value: str) -> bytes:
+def string_bytes(value: str) -> bytes:
     data = value.encode()
-    if len(data) > _MAX_STRING_BYTES:
-        raise ValueError(f"string of {len(data)} bytes is too long (at most {_MAX_STRING_BYTES})")
+    if len(data) > MAX_STRING_BYTES:
+        raise ValueError(f"string of {len(data)} bytes is too long (at most {MAX_STRING_BYTES})")
     return data
 
 
 class Writer:
-    """Appends primitives; large byte strings and external parts are not copied."""
+    """Appends primitives; large byte strings and external parts are not copied.
+
+    ``_buf`` is the running buffer. The codec's generated encoders append to it
+    directly, holding on to it across calls that may flush: it is emptied when
+    flushed, never replaced.
+    """
 
     __slots__ = ("_buf", "_parts", "_size")
 
@@ -323,10 +328,10 @@ class Writer:
         if self._buf:
             self._parts.append(bytes(self._buf))
             self._size += len(self._buf)
-            self._buf = bytearray()
+            self._buf.clear()
 
     def string(self, value: str) -> None:
-        data = _string_bytes(value)
+        data = string_bytes(value)
         self.int16(len(data))
         self._buf += data
 
@@ -340,7 +345,7 @@ class Writer:
         if value is None:
             self.unsigned_varint(0)
         else:
-            data = _string_bytes(value)
+            data = string_bytes(value)
             self.unsigned_varint(len(data) + 1)
             self._buf += data
 

@@ -15,7 +15,7 @@ from wirekafka.protocol.framing import frame_prefix
 from wirekafka.protocol.headers import (
     RequestHeader,
     ResponseHeader,
-    peek_request_header,
+    peek_request_prefix,
     read_request_header,
     read_response_header,
     request_header_version,
@@ -66,14 +66,12 @@ def decode_request(frame: Buffer, client_host: str = "") -> Request:
     Callers that must answer unknown versions (ApiVersions) look at
     :func:`~.headers.peek_request_header` first.
     """
-    prefix = peek_request_header(frame)
-    api = _served_api(prefix.api_key, prefix.api_version)
-    flexible = api.is_flexible(prefix.api_version)
+    api_key, api_version, _ = peek_request_prefix(frame)
+    api = _served_api(api_key, api_version)
+    flexible = api.is_flexible(api_version)
     reader = Reader(frame)
-    header = read_request_header(
-        reader, request_header_version(api.key, prefix.api_version, flexible)
-    )
-    body: Any = decode_struct(api.request, prefix.api_version, flexible, reader)
+    header = read_request_header(reader, request_header_version(api.key, api_version, flexible))
+    body: Any = decode_struct(api.request, api_version, flexible, reader)
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.16
     # sends three stray bytes after some Metadata v12 requests.
     return Request(header, api, body, client_host)

@@ -4,6 +4,7 @@ checkpoint write that fails."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -29,6 +30,8 @@ from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, Fetc
 from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
 from wirekafka.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import encode_batch
 
 LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:]+):(?P<port>\d+)")
 TIMEOUT_S = 30.0
@@ -100,6 +103,10 @@ def test_config_file_with_overrides_and_a_clean_shutdown(tmp_path: Path) -> None
     assert "cluster.id=" in (data / "meta.properties").read_text()
 
 
+def steady_batch() -> bytes:
+    return encode_batch([Record(0, time.time_ns() // 1_000_000, b"k", b"v")])
+
+
 def _recv_all(sock: socket.socket, timeout_s: float) -> bytes:
     """Everything until EOF; fails if the peer keeps the connection open."""
     sock.settimeout(timeout_s)
@@ -161,6 +168,128 @@ def test_pipelined_requests_are_answered_in_order(broker_factory: BrokerFactory)
                 answers.append(rpc.decode_response(key, version, frame))
     assert [header.correlation_id for header, _ in answers] == [100, 101, 102, 103]
     assert answers[2][1].topics[0].name == "piped"
+
+
+def _long_poll(topic: str, correlation_id: int) -> bytes:
+    """A Fetch frame of ``topic``'s partition 0 from offset 0 that waits ten minutes."""
+    fetch = FetchRequest(
+        max_wait_ms=600_000,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        topics=[
+            FetchTopic(
+                topic=topic,
+                partitions=[
+                    FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
+                ],
+            )
+        ],
+    )
+    header = RequestHeader(ApiKey.FETCH, 11, correlation_id, "long-poller")
+    return encode_frame(rpc.encode_request(header, fetch))
+
+
+def _next_response(sock: socket.socket, decoder: FrameDecoder) -> bytearray:
+    while (frame := decoder.next_frame()) is None:
+        data = sock.recv(65536)
+        assert data, "the broker closed the connection"
+        decoder.receive_data(data)
+    return frame
+
+
+def test_an_answer_is_not_held_back_behind_a_long_poll_sent_after_it(
+    broker_factory: BrokerFactory,
+) -> None:
+    """Requests sent together are answered together, but not by waiting for the
+    slowest: ApiVersions, then a Fetch that parks until a record arrives, in one
+    write. The ApiVersions answer comes while the Fetch still waits; the Fetch is
+    answered once another connection produces."""
+    broker = broker_factory()
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as producer:
+        producer.request(
+            ApiKey.METADATA, 4, MetadataRequest(topics=[MetadataRequestTopic(name="held")])
+        )
+        versions = rpc.encode_request(
+            RequestHeader(ApiKey.API_VERSIONS, 0, 1, "t"), ApiVersionsRequest()
+        )
+        decoder = FrameDecoder()
+        with socket.create_connection(broker.address, timeout=TIMEOUT_S) as sock:
+            sock.sendall(encode_frame(versions) + _long_poll("held", 2))
+            header, _ = rpc.decode_response(ApiKey.API_VERSIONS, 0, _next_response(sock, decoder))
+            assert header.correlation_id == 1
+            sock.setblocking(False)
+            try:
+                early = sock.recv(65536)
+            except BlockingIOError:
+                early = b""
+            assert early == b"", "the long poll was answered before anything was produced"
+            sock.setblocking(True)
+            assert producer.produce("held", steady_batch())[0] == 0
+            header, fetched = rpc.decode_response(ApiKey.FETCH, 11, _next_response(sock, decoder))
+    assert header.correlation_id == 2
+    assert fetched.responses[0].partitions[0].high_watermark == 1
+
+
+def test_a_client_that_does_not_read_its_answers_stops_being_read(
+    broker_factory: BrokerFactory,
+) -> None:
+    """A client pipelines thousands of requests and reads nothing: the
+    broker stops reading it once the answers back up (what it holds for a client
+    is bounded), serves other clients meanwhile, and once the client reads,
+    every answer arrives, in order."""
+    broker = broker_factory()
+    # 20,000 answers of ~400 bytes fill the broker's send buffer (at most 4 MiB
+    # here) twice over; 8 KiB of padding after each request's body (ignored, as
+    # Kafka ignores it) make 160 MiB of requests, more than the broker's receive
+    # buffer (at most 32 MiB) can hold for it.
+    count = 20_000
+    request = ApiVersionsRequest(client_software_name="slow", client_software_version="1")
+    padding = bytes(8 * 1024)
+    requests = b"".join(
+        encode_frame(
+            rpc.encode_request(RequestHeader(ApiKey.API_VERSIONS, 3, i, "slow"), request) + padding
+        )
+        for i in range(count)
+    )
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        sock.settimeout(TIMEOUT_S)
+        sock.connect(broker.address)
+        sock.setblocking(False)
+        unsent = memoryview(requests)
+        stalled_since = None
+        while unsent:  # until the broker has stopped reading for a second
+            try:
+                unsent = unsent[sock.send(unsent) :]
+                stalled_since = None
+            except BlockingIOError:
+                stalled_since = stalled_since or time.monotonic()
+                if time.monotonic() - stalled_since > 1.0:
+                    break
+                time.sleep(0.01)
+        assert unsent, "the broker read every request while none of its answers was read"
+        with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as other:
+            other.request(ApiKey.METADATA, 1, MetadataRequest(topics=None))
+        decoder = FrameDecoder()
+        answered = 0
+        deadline = time.monotonic() + TIMEOUT_S
+        while answered < count:
+            assert time.monotonic() < deadline, f"{answered} of {count} answers arrived"
+            if unsent:
+                with contextlib.suppress(BlockingIOError):
+                    unsent = unsent[sock.send(unsent) :]
+            try:
+                data = sock.recv(1 << 20)
+            except BlockingIOError:
+                time.sleep(0.001)
+                continue
+            assert data, "the broker closed the connection"
+            decoder.receive_data(data)
+            while (frame := decoder.next_frame()) is not None:
+                assert struct.unpack_from(">i", frame)[0] == answered  # the correlation id
+                answered += 1
 
 
 def test_a_group_member_is_described_with_the_host_its_connection_came_from(

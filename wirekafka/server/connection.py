@@ -3,8 +3,8 @@
 Pipelined requests wait in the socket's receive buffer and the frame decoder
 until the one before them is answered. Responses go to the connection's
 :class:`~wirekafka.server.sending.ResponseQueue`, whose task writes them: the
-requests one read completed are all handled before the reader yields, and
-their responses leave in one write. A frame that is too big, a malformed
+reader handles what the socket holds (up to ``YIELD_AFTER_BYTES``) before it
+yields, and the responses leave in one write. A frame that is too big, a malformed
 request, an unknown API or version (except ApiVersions, answered with
 UNSUPPORTED_VERSION) close this connection alone, with a log line naming the
 peer and the API.
@@ -44,6 +44,9 @@ log = logging.getLogger("wirekafka.server")
 # socket receive buffer (tcp_rmem, 128 KiB), and more than most clients' requests.
 UNRESERVED_BYTES = 64 * 1024
 RECEIVE_BYTES = 256 * 1024  # the most read at once into a reserved frame
+# A reader goes on with whatever the socket holds until it has read this much
+# since it last waited, then lets the writer and other connections run.
+YIELD_AFTER_BYTES = 256 * 1024
 
 
 class ConnectionHost(Protocol):
@@ -132,8 +135,10 @@ async def _read_requests(
     client_host: str,
 ) -> None:
     """Handle requests in the order they arrive until the client or the broker stops;
-    responses go to ``responses``. Every request the last read completed is handled
-    before the task yields, so their responses leave together."""
+    responses go to ``responses``. The task reads and handles what the socket holds
+    without yielding, until it would wait for data, a handler waits, or it has read
+    ``YIELD_AFTER_BYTES``: the responses of the requests handled meanwhile leave
+    together."""
     config = host.context.config
     sock = stream.socket
     idle_seconds = (
@@ -142,11 +147,14 @@ async def _read_requests(
     decoder = FrameDecoder(config.socket_request_max_bytes)
     header: RequestHeader | None = None
     reserved: Reservation | None = None  # for the frame being received or handled
+    unyielded = 0  # bytes read since this task last let others run
     try:
         while not host.stopping:
             frame = decoder.next_frame()
             if frame is None:
-                await trio.lowlevel.checkpoint()  # the writer sends what was answered
+                if unyielded >= YIELD_AFTER_BYTES:
+                    await trio.lowlevel.checkpoint()  # the writer sends what was answered
+                    unyielded = 0
                 if reserved is None and (wanted := needs_reservation(decoder)) is not None:
                     reserved = await _wait_for_room(host, wanted)
                     if reserved is None:
@@ -166,8 +174,10 @@ async def _read_requests(
                     if timer.cancelled_caught:
                         log.info("closing connection from %s: idle for %.0f s", peer, idle_seconds)
                         return
+                    unyielded = 0
                 if not data:
                     return
+                unyielded += len(data)
                 decoder.receive_data(data)
                 continue
             header = None  # a header that cannot be read is not the last request's

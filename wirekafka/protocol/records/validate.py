@@ -20,17 +20,19 @@ Looking costs time per record, and one produce may carry tens of thousands.
 A record read on its own costs about 0.7 µs of Python. But producers mostly
 send records of one layout (the same key and value sizes, no headers), which
 differ from one another only in their timestamp and offset deltas. So after
-reading a record, the walk checks whether the records after it repeat its
+reading a record, the walk checks how many of the records after it repeat its
 layout, with slices that step through the buffer one record size at a time:
 the bytes that must be equal (lengths, header count) against a repeated
-byte, the offset deltas against a table of their encodings, the timestamp
-deltas' continuation bits by deleting the bytes they may hold, and their
-largest value by laying them out as integers for one ``struct.unpack``. Each slice is
-one pass in C, so a run of records of one layout costs a few tens of
-nanoseconds a record. A run is first tried to the batch's end, then its
-length found by galloping, and after a try that finds none the walk reads
-more records on their own before it tries again, so records that do not
-repeat cost little more than their own reading.
+byte, the offset deltas against a table of their encodings, the attributes
+and the timestamp deltas' continuation bits mapped by ``translate`` to 0
+where they are as they must be, and the deltas' largest value by laying them
+out as integers for one ``struct.unpack``. Each condition gives how many
+records in a row meet it, from one comparison in C (and, where it fails, the
+first difference read off the XOR of both sides taken as integers); the run
+is the shortest. Each slice is one pass in C, so a run of records of one
+layout costs a few tens of nanoseconds a record. After a try that finds no
+run the walk reads more records on their own before it tries again, so
+records that do not repeat cost little more than their own reading.
 
 The check is sans-IO and resumable: :meth:`BatchCheck.run` stops at a
 deadline, and the caller can finish it later (in a worker thread, so that a
@@ -58,11 +60,12 @@ CHUNK_BYTES = 256 * 1024
 _MIN_RECORD_BODY_BYTES = 6  # attributes, two deltas, key and value lengths, header count
 _MIN_RUN = 8  # fewer records than this are not worth checking as a run
 _MAX_PROBE_BACKOFF = 256  # records read one at a time, at most, between run checks
-_HIGH_BYTES = bytes(range(0x80, 0x100))
-_LOW_BYTES = bytes(range(0x80))
 _EVEN_BYTES = bytes(range(0, 0x100, 2))
 _UP_TO = [bytes(range(top + 1)) for top in range(0x80)]  # bytes 0..top, for translate()
 _LOW_7_BITS = bytes(byte & 0x7F for byte in range(0x100))  # a translate() table
+# translate() tables: 1 for the bytes a column must not hold, 0 for the rest
+_IS_HIGH = bytes(int(byte >= 0x80) for byte in range(0x100))
+_IS_LOW = bytes(int(byte < 0x80) for byte in range(0x100))
 _NO_DELTA = -(2**64)
 _MAX_RUN_TIMESTAMP_WIDTH = 8  # a run's timestamp deltas are compared as 8-byte integers
 # Offset deltas d = 0, 1, 2, ... are zigzag varints of 2d: one byte below 64,
@@ -398,54 +401,57 @@ def _header(buf: bytes, at: int, record_end: int, index: int) -> int:
     return at + max(value_length, 0)
 
 
+def _leading_equal(found: bytes, expected: bytes) -> int:
+    """How many leading bytes ``found`` shares with ``expected`` (of the same length):
+    a comparison in C, then the first difference from the XOR of both as integers."""
+    if found == expected:
+        return len(found)
+    difference = int.from_bytes(found, "big") ^ int.from_bytes(expected, "big")
+    return len(found) - 1 - (difference.bit_length() - 1) // 8
+
+
 def _run_length(
     buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout | None
 ) -> int:
     """How many records from ``pos`` (the ``index``-th record on, ``left`` still
-    to come) repeat the layout of the one of ``size`` bytes just before it."""
+    to come) repeat the layout of the one of ``size`` bytes just before it.
+
+    Every condition is checked on a strided slice (one byte of every record)
+    against the bytes it must hold, and gives how many records in a row meet it;
+    the run is the shortest of these, if it is at least ``_MIN_RUN`` long.
+    """
     if layout is None:  # records with headers are read one at a time
         return 0
     timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
     if delta_width > len(_OFFSET_DELTA_LIMITS) or timestamp_width > _MAX_RUN_TIMESTAMP_WIDTH:
         return 0
-    limit = min(left, (end - pos) // size, _OFFSET_DELTA_LIMITS[delta_width - 1] - index)
-    if limit < _MIN_RUN:
-        return 0
+    run = min(left, (end - pos) // size, _OFFSET_DELTA_LIMITS[delta_width - 1] - index)
     template = pos - size
-    fixed = [(at + j, buf[template + at + j]) for at, width in shared for j in range(width)]
     deltas = _delta_table(delta_width)
-
-    def repeats(count: int) -> bool:
-        stop = pos + count * size
-        for at, byte in fixed:
-            if buf[pos + at : stop : size] != bytes((byte,)) * count:
-                return False
-        if buf[pos + timestamp_at - 1 : stop : size].translate(None, _LOW_BYTES):
-            return False  # an attributes byte with its top bit set
-        for j in range(timestamp_width):  # continuation bits set on all bytes but the last
-            may_hold = _HIGH_BYTES if j < timestamp_width - 1 else _LOW_BYTES
-            if buf[pos + timestamp_at + j : stop : size].translate(None, may_hold):
-                return False
-        for j in range(delta_width):
-            if buf[pos + delta_at + j : stop : size] != deltas[j][index : index + count]:
-                return False
-        return True
-
-    if repeats(limit):  # most batches are one layout to their end
-        return limit
-    good, probe = 0, _MIN_RUN
-    while probe < limit and repeats(probe):
-        good, probe = probe, probe * 2
-    if good == 0:
-        return 0
-    probe = min(probe, limit)
-    while probe - good > 1:  # good repeats, probe does not
-        middle = (good + probe) // 2
-        if repeats(middle):
-            good = middle
+    # (offset in the record, the bytes that column must hold given the run so far)
+    columns: list[tuple[int, bytes | None, bytes | None]] = [
+        (at + j, bytes((buf[template + at + j],)), None)
+        for at, width in shared
+        for j in range(width)
+    ]
+    columns.append((timestamp_at - 1, None, _IS_HIGH))  # the attributes byte: below 0x80
+    for j in range(timestamp_width):  # continuation bits set on all bytes but the last
+        columns.append((timestamp_at + j, None, _IS_LOW if j < timestamp_width - 1 else _IS_HIGH))
+    for at, repeated, flags in columns:
+        if run < _MIN_RUN:
+            return 0
+        column = buf[pos + at : pos + run * size : size]
+        if repeated is not None:
+            run = _leading_equal(column, repeated * run)
         else:
-            probe = middle
-    return good
+            assert flags is not None
+            run = _leading_equal(column.translate(flags), bytes(run))
+    for j in range(delta_width):
+        if run < _MIN_RUN:
+            return 0
+        column = buf[pos + delta_at + j : pos + run * size : size]
+        run = _leading_equal(column, deltas[j][index : index + run])
+    return run if run >= _MIN_RUN else 0
 
 
 def _largest_delta(

@@ -37,13 +37,17 @@ from wirekafka.protocol.records.compression import (
 )
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.message_set import entry_codecs
+from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
+    CONTROL_BIT,
     MAGIC,
     MAGIC_OFFSET,
     NO_PRODUCER_ID,
+    TRANSACTIONAL_BIT,
     BatchHeader,
     crc_matches,
     iter_batches,
+    read_batch_header,
 )
 from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
@@ -81,31 +85,39 @@ def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appende
     )
 
 
+def _read_batches(data: bytearray | memoryview) -> list[tuple[int, BatchHeader]]:
+    """(position, header) of each batch; one header read when it is all of ``data``."""
+    try:
+        header = read_batch_header(data)
+        if LOG_OVERHEAD + header.batch_length == len(data):
+            return [(0, header)]
+        return list(iter_batches(data))
+    except ProtocolError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
+
+
 def _check_batches(
     data: bytearray | memoryview, version: int, max_message_bytes: int
 ) -> list[tuple[int, BatchHeader]]:
-    try:
-        batches = list(iter_batches(data))
-    except ProtocolError as exc:
-        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
-    if not batches:
-        raise _Refused(ErrorCode.CORRUPT_MESSAGE, "no record batches")
+    batches = _read_batches(data)
     if len(batches) > 1 and version >= FIRST_BATCH_ONLY_VERSION:
         raise _Refused(
             ErrorCode.INVALID_RECORD,
             f"Produce v{version} takes one record batch per partition, not {len(batches)}",
         )
     for position, header in batches:
-        if header.size_bytes > max_message_bytes:
+        size = LOG_OVERHEAD + header.batch_length
+        if size > max_message_bytes:
             raise _Refused(
                 ErrorCode.MESSAGE_TOO_LARGE,
-                f"batch of {header.size_bytes} bytes exceeds max.message.bytes {max_message_bytes}",
+                f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}",
             )
         if not crc_matches(data, position, header):
             raise _Refused(
                 ErrorCode.CORRUPT_MESSAGE, f"CRC mismatch in the batch at byte {position}"
             )
-        codec = header.attributes & COMPRESSION_MASK
+        attributes = header.attributes
+        codec = attributes & COMPRESSION_MASK
         if codec > CompressionType.ZSTD:
             raise _Refused(
                 ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {codec}"
@@ -114,13 +126,13 @@ def _check_batches(
             raise _Refused(
                 ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs Produce v7+, not v{version}"
             )
-        if header.record_count == 0 or header.last_offset_delta != header.record_count - 1:
+        record_count = header.record_count
+        if record_count == 0 or header.last_offset_delta != record_count - 1:
             raise _Refused(
                 ErrorCode.INVALID_RECORD,
-                f"batch of {header.record_count} records has last offset delta "
-                f"{header.last_offset_delta}",
+                f"batch of {record_count} records has last offset delta {header.last_offset_delta}",
             )
-        if header.is_transactional or header.is_control:
+        if attributes & (TRANSACTIONAL_BIT | CONTROL_BIT):
             raise _Refused(
                 ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                 "transactions are not supported by this broker",

@@ -34,7 +34,7 @@ from wirekafka.broker.context import (
 from wirekafka.config import BrokerConfig
 from wirekafka.listeners import Listener
 from wirekafka.server.acceptor import Acceptor
-from wirekafka.server.connection import serve_connection
+from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.storage.log import StorageError
@@ -57,7 +57,7 @@ class Broker:
         self.config = config
         self.clock = clock
         self.stopping = False
-        self._idle: set[trio.CancelScope] = set()
+        self._idle: set[Idle] = set()
         self._stop = trio.Event()
         self.context: BrokerContext
         self.zk_cluster: ZkCluster | None = None
@@ -71,13 +71,13 @@ class Broker:
 
     # the ConnectionHost side
 
-    def add_idle(self, scope: trio.CancelScope) -> None:
-        self._idle.add(scope)
+    def add_idle(self, waiting: Idle) -> None:
+        self._idle.add(waiting)
         if self.stopping:
-            scope.cancel()
+            waiting.cancel()
 
-    def remove_idle(self, scope: trio.CancelScope) -> None:
-        self._idle.discard(scope)
+    def remove_idle(self, waiting: Idle) -> None:
+        self._idle.discard(waiting)
 
     # lifecycle
 
@@ -159,6 +159,7 @@ class Broker:
                 nursery.start_soon(self._maintain)
                 nursery.start_soon(self.context.groups.run_timers)
                 nursery.start_soon(self._compact)
+                nursery.start_soon(self._close_idle_connections)
                 if registry is not None and self.zk_cluster is not None:
                     nursery.start_soon(self.zk_cluster.run)
                     nursery.start_soon(registry.session.renew_registrations)
@@ -167,8 +168,8 @@ class Broker:
                 log.info("shutting down")
                 accept_scope.cancel()
                 self.stopping = True
-                for scope in list(self._idle):
-                    scope.cancel()
+                for waiting in list(self._idle):
+                    waiting.cancel()
                 self.context.appends.wake_all()  # long polls answer now with what they have
                 with trio.move_on_after(SHUTDOWN_GRACE_SECONDS):
                     await self.acceptor.no_connections.wait()
@@ -249,6 +250,20 @@ class Broker:
                 except OSError as exc:  # tried again next time; recovery covers the gap
                     log.error("writing the offset checkpoints failed: %s", exc)
                 next_checkpoint = trio.current_time() + checkpoint_every
+
+    async def _close_idle_connections(self) -> None:
+        """End the connections whose reader has waited ``connections.max.idle.ms`` for a
+        request (Kafka's idle limit), checking the waiting readers a few times per limit."""
+        limit_ms = self.config.connections_max_idle_ms
+        if limit_ms < 0:
+            return
+        limit_s = limit_ms / 1000
+        while True:
+            await trio.sleep(min(1.0, limit_s / 4))
+            now = trio.current_time()
+            for waiting in list(self._idle):
+                if isinstance(waiting, ReadWait) and now - waiting.since >= limit_s:
+                    waiting.expire()
 
     async def _compact(self) -> None:
         """Compact the logs of compacted topics (``__consumer_offsets``) in a worker

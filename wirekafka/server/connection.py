@@ -20,9 +20,10 @@ up to the frame's end, and gives them back when the request has been handled.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import math
 import os
+import socket
 from typing import Any, Protocol
 
 import trio
@@ -49,6 +50,12 @@ RECEIVE_BYTES = 256 * 1024  # the most read at once into a reserved frame
 YIELD_AFTER_BYTES = 256 * 1024
 
 
+class Idle(Protocol):
+    """A connection waiting for its client: what the broker stops when it stops."""
+
+    def cancel(self) -> None: ...
+
+
 class ConnectionHost(Protocol):
     """What a connection needs from the server that runs it."""
 
@@ -56,9 +63,35 @@ class ConnectionHost(Protocol):
     stopping: bool
     memory_pool: MemoryPool
 
-    def add_idle(self, scope: trio.CancelScope) -> None: ...
+    def add_idle(self, waiting: Idle) -> None: ...
 
-    def remove_idle(self, scope: trio.CancelScope) -> None: ...
+    def remove_idle(self, waiting: Idle) -> None: ...
+
+
+class ReadWait:
+    """A connection's reader waiting for the next request.
+
+    It waits for its socket to become readable, with no cancel scope or timer of
+    its own (entering those costs more than handling a small request). The broker
+    ends the wait by shutting the socket down for reading: when it stops
+    (:meth:`cancel`), and when the wait has lasted ``connections.max.idle.ms``
+    (:meth:`expire`, from the broker's periodic check of the waiting readers).
+    """
+
+    __slots__ = ("expired", "since", "sock")
+
+    def __init__(self, sock: trio.socket.SocketType) -> None:
+        self.sock = sock
+        self.since = 0.0  # trio.current_time() when the wait began
+        self.expired = False
+
+    def cancel(self) -> None:
+        with contextlib.suppress(OSError):  # the client went first
+            self.sock.shutdown(socket.SHUT_RD)
+
+    def expire(self) -> None:
+        self.expired = True
+        self.cancel()
 
 
 def _describe(header: RequestHeader | None) -> str:
@@ -141,10 +174,8 @@ async def _read_requests(
     together."""
     config = host.context.config
     sock = stream.socket
-    idle_seconds = (
-        math.inf if config.connections_max_idle_ms < 0 else config.connections_max_idle_ms / 1000
-    )
     decoder = FrameDecoder(config.socket_request_max_bytes)
+    waiting = ReadWait(sock)
     header: RequestHeader | None = None
     reserved: Reservation | None = None  # for the frame being received or handled
     unyielded = 0  # bytes read since this task last let others run
@@ -161,20 +192,21 @@ async def _read_requests(
                         return  # the broker is stopping
                 size = receive_size(decoder, reserved is not None)
                 data = _read_now(sock, size)
-                if data is None:
-                    with trio.CancelScope() as idle:
-                        host.add_idle(idle)
-                        try:
-                            with trio.move_on_after(idle_seconds) as timer:
-                                data = await stream.receive_some(size)
-                        finally:
-                            host.remove_idle(idle)
-                    if idle.cancelled_caught:
-                        return  # the broker is stopping
-                    if timer.cancelled_caught:
-                        log.info("closing connection from %s: idle for %.0f s", peer, idle_seconds)
+                if data is None:  # nothing to read: wait for the client
+                    waiting.since = trio.current_time()
+                    host.add_idle(waiting)
+                    try:
+                        await trio.lowlevel.wait_readable(sock)
+                    finally:
+                        host.remove_idle(waiting)
+                    if host.stopping:
+                        return
+                    if waiting.expired:
+                        idle_s = config.connections_max_idle_ms / 1000
+                        log.info("closing connection from %s: idle for %.0f s", peer, idle_s)
                         return
                     unyielded = 0
+                    continue
                 if not data:
                     return
                 unyielded += len(data)

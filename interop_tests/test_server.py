@@ -344,24 +344,8 @@ def test_shutdown_answers_a_long_poll_in_flight(broker_factory: BrokerFactory) -
         client.request(
             ApiKey.METADATA, 4, MetadataRequest(topics=[MetadataRequestTopic(name="lp")])
         )
-    fetch = FetchRequest(
-        max_wait_ms=600_000,
-        min_bytes=1,
-        max_bytes=1 << 20,
-        isolation_level=0,
-        session_id=0,
-        topics=[
-            FetchTopic(
-                topic="lp",
-                partitions=[
-                    FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
-                ],
-            )
-        ],
-    )
-    header = RequestHeader(ApiKey.FETCH, 11, 7, "long-poller")
     with socket.create_connection(broker.address, timeout=TIMEOUT_S) as sock:
-        sock.sendall(encode_frame(rpc.encode_request(header, fetch)))
+        sock.sendall(_long_poll("lp", 7))
         wait_until_read(sock, "the broker to read the fetch")  # then it parks
         broker.stop()  # SIGTERM; insists on exit code 0 within its stop timeout
         answer = _recv_all(sock, TIMEOUT_S)  # the response, then the close

@@ -341,28 +341,43 @@ def consume_row(count: int) -> Callable[..., Result]:
     return measure
 
 
+@contextlib.contextmanager
+def consumer_at_end(
+    bootstrap: str, topic: str, count: int, scratch: Path, *options: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``rdkafka_performance -C`` reading ``count`` records of ``topic`` in the
+    background, its output in ``scratch/consumer``; yielded once it has reached
+    the end of the topic, killed when the block ends."""
+    consumer_out = scratch / "consumer"
+    with consumer_out.open("w") as out:
+        consumer = subprocess.Popen(
+            [
+                "stdbuf", "-oL", str(rdkafka_performance()), "-C", *options, "-t", topic,
+                "-p", "0", "-o", "0", "-b", bootstrap, "-c", str(count), "-T", STATS_MS,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=die_with_parent,
+        )  # fmt: skip
+    try:
+        wait_for(
+            lambda: "reached end" in consumer_out.read_text(),
+            "the consumer to reach the end of the topic",
+            TOPIC_TIMEOUT_S,
+        )
+        yield consumer
+    finally:
+        consumer.kill()
+        consumer.wait()
+
+
 def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
     def measure(bootstrap: str, pid: int, topic: str) -> Result:
         with tempfile.TemporaryDirectory(prefix="wirekafka-bench-latency-") as scratch:
-            latencies, consumer_out = Path(scratch) / "latencies", Path(scratch) / "consumer"
-            with consumer_out.open("w") as out:
-                consumer = subprocess.Popen(
-                    [
-                        "stdbuf", "-oL", str(rdkafka_performance()), "-C", "-l",
-                        "-A", str(latencies), "-t", topic, "-p", "0", "-o", "0",
-                        "-b", bootstrap, "-c", str(count), "-T", STATS_MS,
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.DEVNULL,
-                    preexec_fn=die_with_parent,
-                )  # fmt: skip
-            try:
-                wait_for(
-                    lambda: "reached end" in consumer_out.read_text(),
-                    "the latency consumer to reach the end of the topic",
-                    TOPIC_TIMEOUT_S,
-                )
+            latencies = Path(scratch) / "latencies"
+            options = ("-l", "-A", str(latencies))
+            with consumer_at_end(bootstrap, topic, count, Path(scratch), *options) as consumer:
                 before = cpu_seconds(pid)
                 produced = run(
                     rdkafka_produce(
@@ -372,10 +387,7 @@ def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
                 )  # fmt: skip
                 consumer.wait(RUN_TIMEOUT_S)
                 cpu = cpu_seconds(pid) - before
-            finally:
-                consumer.kill()
-                consumer.wait()
-            consumed = consumer_out.read_text()
+            consumed = (Path(scratch) / "consumer").read_text()
             samples = [int(line) / 1000 for line in latencies.read_text().split()]
         if len(samples) != count:
             raise SystemExit(f"{len(samples)} latencies for {count} records:\n{consumed[-2000:]}")
@@ -404,39 +416,20 @@ def rss_row(size: int, count: int) -> Callable[..., Result]:
                 samples.append(rss_mb(pid))
 
         with tempfile.TemporaryDirectory(prefix="wirekafka-bench-rss-") as scratch:
-            consumer_out = Path(scratch) / "consumer"
-            with consumer_out.open("w") as out:
-                consumer = subprocess.Popen(
-                    [
-                        "stdbuf", "-oL", str(rdkafka_performance()), "-C", "-t", topic,
-                        "-p", "0", "-o", "0", "-b", bootstrap, "-c", str(count), "-T", STATS_MS,
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.DEVNULL,
-                    preexec_fn=die_with_parent,
-                )  # fmt: skip
             sampler = threading.Thread(target=sample, daemon=True)
-            try:
-                wait_for(
-                    lambda: "reached end" in consumer_out.read_text(),
-                    "the consumer to reach the end of the topic",
-                    TOPIC_TIMEOUT_S,
-                )
+            with consumer_at_end(bootstrap, topic, count, Path(scratch)) as consumer:
                 start = rss_mb(pid)
                 before = cpu_seconds(pid)
                 sampler.start()
-                produced = run(rdkafka_produce(bootstrap, topic, size, count, "-a", "1"))
-                consumer.wait(RUN_TIMEOUT_S)
-                cpu = cpu_seconds(pid) - before
-            finally:
-                sampling.set()
-                if sampler.is_alive():
+                try:
+                    produced = run(rdkafka_produce(bootstrap, topic, size, count, "-a", "1"))
+                    consumer.wait(RUN_TIMEOUT_S)
+                    cpu = cpu_seconds(pid) - before
+                finally:
+                    sampling.set()
                     sampler.join()
-                consumer.kill()
-                consumer.wait()
             end = rss_mb(pid)
-            consumed = consumer_out.read_text()
+            consumed = (Path(scratch) / "consumer").read_text()
         if int(last_match(CONSUMED_COUNT, consumed, "rdkafka_performance -C")[0]) != count:
             raise SystemExit(f"the consumer did not read {count} records:\n{consumed[-2000:]}")
         rate, mb_s = last_match(PRODUCED, produced, "rdkafka_performance")

@@ -427,30 +427,32 @@ def _run_length(
         return 0
     run = min(left, (end - pos) // size, _OFFSET_DELTA_LIMITS[delta_width - 1] - index)
     template = pos - size
-    deltas = _delta_table(delta_width)
-    # (offset in the record, the bytes that column must hold given the run so far)
-    columns: list[tuple[int, bytes | None, bytes | None]] = [
-        (at + j, bytes((buf[template + at + j],)), None)
-        for at, width in shared
-        for j in range(width)
-    ]
-    columns.append((timestamp_at - 1, None, _IS_HIGH))  # the attributes byte: below 0x80
-    for j in range(timestamp_width):  # continuation bits set on all bytes but the last
-        columns.append((timestamp_at + j, None, _IS_LOW if j < timestamp_width - 1 else _IS_HIGH))
-    for at, repeated, flags in columns:
+    for start, width in shared:  # bytes every record repeats: lengths, header count
+        for at in range(start, start + width):
+            if run < _MIN_RUN:
+                return 0
+            column = buf[pos + at : pos + run * size : size]
+            expected = bytes((buf[template + at],)) * run
+            if column != expected:
+                run = _leading_equal(column, expected)
+    # the attributes byte below 0x80, and the timestamp delta's continuation bits
+    # set on all its bytes but the last: each column translated to 0 where it is so
+    last = timestamp_at + timestamp_width - 1
+    for at in range(timestamp_at - 1, last + 1):
         if run < _MIN_RUN:
             return 0
-        column = buf[pos + at : pos + run * size : size]
-        if repeated is not None:
-            run = _leading_equal(column, repeated * run)
-        else:
-            assert flags is not None
-            run = _leading_equal(column.translate(flags), bytes(run))
+        flags = _IS_LOW if timestamp_at <= at < last else _IS_HIGH
+        column = buf[pos + at : pos + run * size : size].translate(flags)
+        if column.count(0) != run:
+            run = _leading_equal(column, bytes(run))
+    deltas = _delta_table(delta_width)
     for j in range(delta_width):
         if run < _MIN_RUN:
             return 0
         column = buf[pos + delta_at + j : pos + run * size : size]
-        run = _leading_equal(column, deltas[j][index : index + run])
+        expected = deltas[j][index : index + run]
+        if column != expected:
+            run = _leading_equal(column, expected)
     return run if run >= _MIN_RUN else 0
 
 

@@ -37,7 +37,6 @@ from wirekafka.protocol.records.compression import (
 )
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.message_set import entry_codecs
-from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
     CONTROL_BIT,
     MAGIC,
@@ -45,9 +44,8 @@ from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     TRANSACTIONAL_BIT,
     BatchHeader,
+    batches_of,
     crc_matches,
-    iter_batches,
-    read_batch_header,
 )
 from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
@@ -86,12 +84,8 @@ def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appende
 
 
 def _read_batches(data: bytearray | memoryview) -> list[tuple[int, BatchHeader]]:
-    """(position, header) of each batch; one header read when it is all of ``data``."""
     try:
-        header = read_batch_header(data)
-        if LOG_OVERHEAD + header.batch_length == len(data):
-            return [(0, header)]
-        return list(iter_batches(data))
+        return batches_of(data)
     except ProtocolError as exc:
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
 
@@ -106,11 +100,10 @@ def _check_batches(
             f"Produce v{version} takes one record batch per partition, not {len(batches)}",
         )
     for position, header in batches:
-        size = LOG_OVERHEAD + header.batch_length
-        if size > max_message_bytes:
+        if header.size_bytes > max_message_bytes:
             raise _Refused(
                 ErrorCode.MESSAGE_TOO_LARGE,
-                f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}",
+                f"batch of {header.size_bytes} bytes exceeds max.message.bytes {max_message_bytes}",
             )
         if not crc_matches(data, position, header):
             raise _Refused(
@@ -303,12 +296,9 @@ async def _append_partition(
     return _Appended(response, partition_log if info.flush_due else None)
 
 
-async def _flush(appended: list[_Appended]) -> None:
-    """fsync the logs due a flush, off the event loop; a failure becomes the
-    partition's error, since its records may not be on disk."""
-    due = {id(a.log): a.log for a in appended if a.log is not None}
-    if not due:
-        return
+async def _flush(appended: list[_Appended], due: dict[int, PartitionLog]) -> None:
+    """fsync the logs ``due`` a flush (by id), off the event loop; a failure becomes
+    the partition's error, since its records may not be on disk."""
 
     @blocking
     def flush_all() -> dict[int, StorageError]:
@@ -354,8 +344,9 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
             appended.append(result)
             responses.append(result.response)
         topics.append(TopicProduceResponse(name=name, partition_responses=responses))
-    if any(item.log is not None for item in appended):
-        await _flush(appended)
+    due = {id(item.log): item.log for item in appended if item.log is not None}
+    if due:  # no coroutine and no thread for the appends that need no flush
+        await _flush(appended, due)
     if body.acks == 0:
         errors = [a.response for a in appended if a.response.error_code != ErrorCode.NONE]
         if errors:

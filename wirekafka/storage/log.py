@@ -43,12 +43,12 @@ from typing import NamedTuple
 
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer
-from wirekafka.protocol.records.record import LOG_OVERHEAD, Record, TimestampType
+from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     BatchHeader,
+    batches_of,
     decode_batch,
-    iter_batches,
     read_batch_header,
     set_base_offset,
     set_log_append_time,
@@ -367,7 +367,7 @@ class PartitionLog:
         producer_batch = None  # the header of an idempotent producer's batch
         if batches is None:
             if (summary := single_batch_summary(data)) is None:
-                batches = _batches_of(data)
+                batches = batches_of(data)
             elif summary[3] != NO_PRODUCER_ID:
                 summary, batches = None, [(0, read_batch_header(data))]
         if batches is not None:  # an idempotent producer's batch must be alone
@@ -919,14 +919,6 @@ def _remove_prepared(prepared: LogSegment | None, cleaned: Path) -> None:
         paths += [prepared.log_path, prepared.offset_index.path, prepared.time_index.path]
     for path in paths:
         path.unlink(missing_ok=True)
-
-
-def _batches_of(data: Buffer) -> list[tuple[int, BatchHeader]]:
-    """(position, header) of each batch; one header read when it is a single batch."""
-    header = read_batch_header(data)
-    if LOG_OVERHEAD + header.batch_length == len(data):  # size_bytes, without its call
-        return [(0, header)]
-    return list(iter_batches(data))
 
 
 def _writable(buffer: Buffer) -> bytearray | memoryview:

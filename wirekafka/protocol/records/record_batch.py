@@ -207,6 +207,15 @@ def iter_batches(
         position += header.size_bytes
 
 
+def batches_of(buf: Buffer) -> list[tuple[int, BatchHeader]]:
+    """(position, header) of each batch in ``buf``, which must be whole batches; one
+    header read when ``buf`` is a single batch, as nearly every produce's data is."""
+    header = read_batch_header(buf)
+    if LOG_OVERHEAD + header.batch_length == len(buf):  # size_bytes, without its call
+        return [(0, header)]
+    return list(iter_batches(buf))
+
+
 def compute_crc(buf: Buffer, position: int, size_bytes: int) -> int:
     view = memoryview(buf)
     return crc32c.crc32c(view[position + ATTRIBUTES_OFFSET : position + size_bytes])

@@ -16,6 +16,7 @@ from wirekafka.broker.cluster import (
 from wirekafka.broker.group_runtime import GroupRuntime
 from wirekafka.broker.offsets_log import OffsetsLog
 from wirekafka.broker.producers import ProducerIds
+from wirekafka.broker.replication import ReplicaManager
 from wirekafka.broker.topics import (
     TopicManager,
     adopted_topic,
@@ -56,6 +57,7 @@ class BrokerContext:
     fd_budget: FdBudget
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
+    replicas: ReplicaManager | None = None  # set with zookeeper.connect: partitions replicate
 
 
 @blocking
@@ -116,6 +118,16 @@ def open_broker_context(
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
     )
     groups.load()
+    appends = AppendWatch()
+    replicas = None
+    if zookeeper is not None:
+        replicas = ReplicaManager(
+            config.broker_id,
+            zookeeper,
+            topics,
+            appends,
+            replica_lag_time_max_ms=config.replica_lag_time_max_ms,
+        )
     return BrokerContext(
         config=config,
         clock=clock,
@@ -128,6 +140,8 @@ def open_broker_context(
         groups=groups,
         fd_budget=budget,
         zookeeper=zookeeper,
+        appends=appends,
+        replicas=replicas,
     )
 
 

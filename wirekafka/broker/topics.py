@@ -23,7 +23,7 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -185,6 +185,30 @@ class TopicManager:
         if self.cluster.leader(name, partition) != self.broker_id:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         return self.logs.get_log(name, partition)
+
+    # replicas (ZooKeeper clusters, :mod:`wirekafka.broker.replication`)
+
+    def replica_assignments(self, broker_id: int) -> Iterator[tuple[str, int, tuple[int, ...]]]:
+        """(topic, partition, replicas) of every partition with a replica on ``broker_id``."""
+        replicas_of = self.cluster.replicas
+        for name, topic in self.metadata.topics().items():
+            for partition in range(topic.partitions):
+                replicas = tuple(replicas_of(name, partition))
+                if broker_id in replicas:
+                    yield name, partition, replicas
+
+    def replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        """The local replica's log if it is open, whoever leads."""
+        return self.logs.get_log(name, partition)
+
+    @blocking
+    def open_replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        """The local replica's log, created on first use; None when it cannot be made."""
+        try:
+            return self.logs.get_or_create_log(name, partition, self.log_config(name))
+        except OSError as exc:
+            log.error("cannot create the log of %s-%d: %s", name, partition, exc)
+            return None
 
     @blocking
     def open_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:

@@ -11,6 +11,12 @@ uncompressed, in a worker thread (the ``RECORDS`` pool of
 :mod:`wirekafka.worker_threads`). A stored batch that cannot be converted
 (corrupt inside, or inflating past the limit) is logged and left out; zstd
 data, which has no message-set form, get UNSUPPORTED_COMPRESSION_TYPE.
+
+Consumers read below the high watermark. A follower (``replica_id`` set to its
+broker id) reads up to the log end: its fetch offset tells the leader how far
+its log reaches (:mod:`wirekafka.broker.replication`), and its leader epoch
+must be the leader's (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH
+when newer).
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ from dataclasses import dataclass
 import trio
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.replication import ReplicaManager
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
+    FetchPartition,
     FetchRequest,
     FetchResponse,
     PartitionData,
@@ -107,6 +115,7 @@ async def _read_all(
     """One pass over the partitions asked for: (responses, bytes, any error,
     the reads an old fetcher needs converted)."""
     remaining = body.max_bytes if version >= 3 else 2**31 - 1
+    replicas = ctx.replicas if body.replica_id >= 0 else None
     total = 0
     errors = False
     min_one_batch = True
@@ -132,8 +141,18 @@ async def _read_all(
                 errors = True
                 continue
             budget = max(0, min(asked.partition_max_bytes, remaining))
+            max_offset: int | None = found.high_watermark
+            if replicas is not None:  # a follower's fetch
+                error = _follower_fetched(replicas, body.replica_id, topic.topic, asked)
+                if error is not None:
+                    result.error_code = error
+                    errors = True
+                    continue
+                max_offset = None
             try:
-                read = found.read(asked.fetch_offset, budget, min_one_batch=min_one_batch)
+                read = found.read(
+                    asked.fetch_offset, budget, max_offset=max_offset, min_one_batch=min_one_batch
+                )
             except StorageError as exc:
                 log.error("%s", exc)
                 result.error_code = ErrorCode.KAFKA_STORAGE_ERROR
@@ -145,7 +164,7 @@ async def _read_all(
                 result.log_start_offset = read.log_start_offset
                 errors = True
                 continue
-            result.high_watermark = result.last_stable_offset = read.high_watermark
+            result.high_watermark = result.last_stable_offset = found.high_watermark
             result.log_start_offset = read.log_start_offset
             if not read.spans:
                 continue
@@ -159,6 +178,23 @@ async def _read_all(
             min_one_batch = False
         responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
     return responses, total, errors, conversions
+
+
+def _follower_fetched(
+    replicas: ReplicaManager, replica_id: int, topic: str, asked: FetchPartition
+) -> ErrorCode | None:
+    """Note a follower's progress; an error when it is not a follower of this
+    leader at this leader epoch."""
+    led = replicas.leading(topic, asked.partition)
+    if led is None:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    epoch = asked.current_leader_epoch
+    if 0 <= epoch < led.leader_epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if epoch > led.leader_epoch:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    replicas.follower_fetched(led, replica_id, asked.fetch_offset)
+    return None
 
 
 def _uncompressed(data: bytes) -> bool:

@@ -1,4 +1,5 @@
-"""ListOffsets: earliest, latest, max timestamp, or the first offset at a time."""
+"""ListOffsets: earliest, latest (the high watermark), max timestamp, or the first
+offset at a time."""
 
 from __future__ import annotations
 
@@ -65,10 +66,13 @@ async def _answer(
     except StorageError:
         result.error_code = ErrorCode.KAFKA_STORAGE_ERROR
         return result
-    if located is None:
+    if located is None or located.offset > found.high_watermark:
+        # consumers see nothing past the high watermark (on a replicated partition)
         result.timestamp, result.offset = -1, UNKNOWN_OFFSET
     else:
         result.timestamp, result.offset = located.timestamp, located.offset
+    if asked.timestamp == LATEST_TIMESTAMP:
+        result.offset = found.high_watermark
     return result
 
 

@@ -1,7 +1,13 @@
-"""OffsetForLeaderEpoch: one broker, one leader epoch (0) for every partition.
+"""OffsetForLeaderEpoch (KIP-101, KIP-279): where a leader epoch ends in the leader's log.
 
-Metadata reports leader epoch -1, so clients rarely ask; when they do, every
-epoch ends at the log end offset.
+Followers ask it before they fetch at a new leader epoch, to truncate what the
+leader does not have; clients ask it after a leader change (KIP-320) to find
+out whether their position is still in the log. The answer comes from the
+partition's leader epoch cache (``leader-epoch-checkpoint``): the largest
+epoch at or below the one asked for, and the offset where the next one
+starts, or the log end for the latest epoch. A log with no epochs (written in
+the embedded mode, where the leader epoch is always 0) answers epoch 0 at the
+log end. ``current_leader_epoch``, when given, must be the leader's.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
 )
 from wirekafka.protocol.rpc import Request
 
-LEADER_EPOCH = 0
+EMBEDDED_LEADER_EPOCH = 0
 
 
 async def _end_offset(
@@ -26,13 +32,29 @@ async def _end_offset(
     found = await ctx.topics.partition_log(topic, asked.partition)
     if isinstance(found, ErrorCode):
         return EpochEndOffset(error_code=found, partition=asked.partition)
+    led = ctx.replicas.leading(topic, asked.partition) if ctx.replicas is not None else None
+    if led is not None:
+        current = asked.current_leader_epoch
+        if 0 <= current < led.leader_epoch:
+            return EpochEndOffset(
+                error_code=ErrorCode.FENCED_LEADER_EPOCH, partition=asked.partition
+            )
+        if current > led.leader_epoch:
+            return EpochEndOffset(
+                error_code=ErrorCode.UNKNOWN_LEADER_EPOCH, partition=asked.partition
+            )
     if asked.leader_epoch < 0:
         return EpochEndOffset(error_code=ErrorCode.NONE, partition=asked.partition)
+    epochs = found.leader_epochs
+    if epochs.latest_epoch < 0:
+        epoch, end_offset = EMBEDDED_LEADER_EPOCH, found.log_end_offset
+    else:
+        epoch, end_offset = epochs.end_offset_for(asked.leader_epoch, found.log_end_offset)
     return EpochEndOffset(
         error_code=ErrorCode.NONE,
         partition=asked.partition,
-        leader_epoch=LEADER_EPOCH,
-        end_offset=found.log_end_offset,
+        leader_epoch=epoch,
+        end_offset=end_offset,
     )
 
 

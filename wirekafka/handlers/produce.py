@@ -20,7 +20,10 @@ import logging
 import time
 from dataclasses import dataclass
 
+import trio
+
 from wirekafka.broker.context import BrokerContext, CloseConnection
+from wirekafka.broker.replication import Led, ReplicaManager
 from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
@@ -73,6 +76,8 @@ class _Refused(Exception):
 class _Appended:
     response: PartitionProduceResponse
     log: PartitionLog | None = None  # set when the log is due a flush
+    led: Led | None = None  # a replicated partition led here: acks=all waits for its ISR
+    end_offset: int = 0  # the offset after the appended batches
 
 
 def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appended:
@@ -214,7 +219,7 @@ async def _finish_checks(unfinished: list[BatchCheck]) -> None:
 
 
 async def _append_partition(
-    ctx: BrokerContext, version: int, topic: str, data: PartitionProduceData
+    ctx: BrokerContext, version: int, acks: int, topic: str, data: PartitionProduceData
 ) -> _Appended:
     index = data.index
     if topic in INTERNAL_TOPICS:  # written by the broker alone, as in Kafka
@@ -229,6 +234,21 @@ async def _append_partition(
     if isinstance(found, ErrorCode):
         return _refuse(index, found)
     partition_log = found
+    led = None
+    leader_epoch = None
+    replicas = ctx.replicas
+    if replicas is not None:  # a ZooKeeper cluster: replicated
+        led = replicas.leading(topic, index)
+        if led is None:  # the cluster says it is led here, replication does not know yet
+            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership is moving here")
+        if acks == -1 and not replicas.enough_replicas(led):
+            return _refuse(
+                index,
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"the ISR {list(led.isr)} is smaller than min.insync.replicas="
+                f"{partition_log.config.min_insync_replicas}",
+            )
+        leader_epoch = led.leader_epoch
     records = data.records
     if records is None or len(records) <= MAGIC_OFFSET:  # type: ignore[arg-type]
         return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
@@ -272,7 +292,9 @@ async def _append_partition(
                 )
             try:
                 # An idempotent producer's batch is checked against its state by the log.
-                info = partition_log.append(payload, batches, flush_when_due=False, roll=False)
+                info = partition_log.append(
+                    payload, batches, flush_when_due=False, roll=False, leader_epoch=leader_epoch
+                )
                 break
             except RollDue:
                 await run_blocking(LOG_DIRS, partition_log.roll_when_due)
@@ -286,6 +308,8 @@ async def _append_partition(
         return _refuse(index, ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
     if not info.duplicate:  # a retry wrote nothing: long polls have nothing new
         ctx.appends.appended(topic, index)
+        if replicas is not None and led is not None:
+            replicas.appended(led)
     response = PartitionProduceResponse(
         index=index,
         error_code=ErrorCode.NONE,
@@ -293,7 +317,22 @@ async def _append_partition(
         log_append_time_ms=info.log_append_time_ms,
         log_start_offset=info.log_start_offset,
     )
-    return _Appended(response, partition_log if info.flush_due else None)
+    return _Appended(response, partition_log if info.flush_due else None, led, info.last_offset + 1)
+
+
+async def _wait_replicated(
+    replicas: ReplicaManager, appended: list[_Appended], timeout_ms: int
+) -> None:
+    """acks=all: each appended partition's answer waits until its ISR has the batches."""
+    deadline = trio.current_time() + max(timeout_ms, 0) / 1000
+    for item in appended:
+        if item.led is None or item.response.error_code != ErrorCode.NONE:
+            continue
+        code = await replicas.wait_replicated(
+            item.led, item.end_offset, deadline - trio.current_time()
+        )
+        if code != ErrorCode.NONE:
+            item.response.error_code = code
 
 
 async def _flush(appended: list[_Appended], due: dict[int, PartitionLog]) -> None:
@@ -339,7 +378,7 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
             result = (
                 _refuse(partition_data.index, *refusal)
                 if refusal
-                else await _append_partition(ctx, version, name, partition_data)
+                else await _append_partition(ctx, version, body.acks, name, partition_data)
             )
             appended.append(result)
             responses.append(result.response)
@@ -347,6 +386,8 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
     due = {id(item.log): item.log for item in appended if item.log is not None}
     if due:  # no coroutine and no thread for the appends that need no flush
         await _flush(appended, due)
+    if body.acks == -1 and ctx.replicas is not None:
+        await _wait_replicated(ctx.replicas, appended, body.timeout_ms)
     if body.acks == 0:
         errors = [a.response for a in appended if a.response.error_code != ErrorCode.NONE]
         if errors:

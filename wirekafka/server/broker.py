@@ -37,6 +37,7 @@ from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from wirekafka.server.memory_pool import MemoryPool
+from wirekafka.server.replica_fetcher import ReplicaFetchers
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
 from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
@@ -163,6 +164,17 @@ class Broker:
                 if registry is not None and self.zk_cluster is not None:
                     nursery.start_soon(self.zk_cluster.run)
                     nursery.start_soon(registry.session.renew_registrations)
+                if (replicas := self.context.replicas) is not None:
+                    nursery.start_soon(replicas.run)
+                    nursery.start_soon(
+                        ReplicaFetchers(
+                            replicas,
+                            self.context.cluster,
+                            max_wait_ms=config.replica_fetch_wait_max_ms,
+                            min_bytes=config.replica_fetch_min_bytes,
+                            max_bytes=config.replica_fetch_max_bytes,
+                        ).run
+                    )
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")

@@ -1,0 +1,213 @@
+"""Replicated partitions on three brokers and a real ZooKeeper (issue 17).
+
+Followers fetch from their leader and end with the same bytes in their segment
+files; acks=all answers once the ISR has the records; a follower that stops
+fetching (SIGSTOP) leaves the ISR within ``replica.lag.time.max.ms`` and comes
+back when it has caught up; acks=all refuses with NOT_ENOUGH_REPLICAS while
+the ISR is below ``min.insync.replicas``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import confluent_kafka
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import NotEnoughReplicasError
+from kazoo.client import KazooClient
+
+from interop_tests.broker import Broker
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
+from interop_tests.test_zk_cluster import known_brokers, wait_for
+from interop_tests.zookeeper import ZooKeeper
+
+BROKERS = 3
+TIMEOUT_S = 60.0
+LAG_MS = 2000
+# Longer than a follower is stopped for: the ISR shrinks because it stops
+# fetching, not because its ZooKeeper session ends.
+SESSION_TIMEOUT_MS = 30_000
+
+
+class ReplicatedCluster:
+    def __init__(self, root: Path) -> None:
+        self.zookeeper = ZooKeeper(root / "zookeeper").start()
+        self.brokers = {
+            node: Broker(
+                root / f"broker-{node}" / "data",
+                {
+                    "broker.id": str(node),
+                    "zookeeper.connect": self.zookeeper.connect_string,
+                    "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                    "replica.lag.time.max.ms": str(LAG_MS),
+                    "min.insync.replicas": "2",
+                    "default.replication.factor": "3",
+                    "offsets.topic.replication.factor": "1",
+                    "group.initial.rebalance.delay.ms": "0",
+                },
+            )
+            for node in range(BROKERS)
+        }
+        self.kazoo = KazooClient(self.zookeeper.connect_string)
+
+    def start(self) -> None:
+        self.kazoo.start(timeout=TIMEOUT_S)
+        for broker in self.brokers.values():
+            broker.start()
+        for broker in self.brokers.values():
+            wait_for(
+                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
+                f"broker {broker.data_dir} to know every broker",
+            )
+
+    def close(self) -> None:
+        for broker in self.brokers.values():
+            if broker.process is not None and broker.process.poll() is None:
+                os.kill(broker.process.pid, signal.SIGCONT)
+            broker.close()
+        self.kazoo.stop()
+        self.kazoo.close()
+        self.zookeeper.close()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values())
+
+    def state(self, topic: str, partition: int) -> dict:  # type: ignore[type-arg]
+        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
+        return json.loads(self.kazoo.get(path)[0])
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        assignment = json.loads(self.kazoo.get(f"/brokers/topics/{topic}")[0])
+        return list(assignment["partitions"][str(partition)])
+
+    def segment_bytes(self, node: int, topic: str, partition: int) -> bytes:
+        directory = self.brokers[node].data_dir / f"{topic}-{partition}"
+        return b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
+
+    def logs_identical(self, topic: str, partition: int) -> bool:
+        contents = {
+            self.segment_bytes(node, topic, partition) for node in self.replicas(topic, partition)
+        }
+        return len(contents) == 1
+
+    def signal(self, node: int, sig: signal.Signals) -> None:
+        process = self.brokers[node].process
+        assert process is not None
+        os.kill(process.pid, sig)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
+    made = ReplicatedCluster(tmp_path)
+    try:
+        made.start()
+        yield made
+    finally:
+        for node, broker in made.brokers.items():
+            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
+        made.close()
+
+
+def create_topic(cluster: ReplicatedCluster, topic: str, partitions: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 3)])
+    finally:
+        admin.close()
+    for partition in range(partitions):
+        wait_for(
+            lambda partition=partition: len(cluster.state(topic, partition)["isr"]) == BROKERS,
+            f"{topic}-{partition} to have its three replicas in the ISR",
+        )
+
+
+def produce_idempotent(cluster: ReplicatedCluster, topic: str, values: list[bytes]) -> None:
+    """confluent-kafka, idempotent, acks=all: every record acknowledged."""
+    failures: list[str] = []
+
+    def delivered(error: confluent_kafka.KafkaError | None, _: object) -> None:
+        if error is not None:
+            failures.append(error.name())
+
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True, "acks": "all"}
+    )
+    for value in values:
+        producer.produce(topic, value=value, on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(TIMEOUT_S) == 0
+    assert failures == []
+
+
+def read_topic(cluster: ReplicatedCluster, topic: str, partitions: int) -> list[bytes]:
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
+    )
+    consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+    consumer.seek_to_beginning()
+    values = [record.value for record in read_to_end(consumer)]
+    consumer.close()
+    return values
+
+
+@pytest.mark.slow
+def test_followers_copy_the_leaders_log_byte_for_byte(cluster: ReplicatedCluster) -> None:
+    create_topic(cluster, "copied", 3)
+    values = [b"record-%05d" % i for i in range(3000)]
+    produce_idempotent(cluster, "copied", values)
+    assert sorted(read_topic(cluster, "copied", 3)) == values  # each once
+    for partition in range(3):
+        wait_for(
+            lambda partition=partition: cluster.logs_identical("copied", partition),
+            f"copied-{partition}'s segment files to be the same on every replica",
+        )
+        assert cluster.segment_bytes(0, "copied", partition)  # not three empty logs
+
+
+@pytest.mark.slow
+def test_a_stopped_follower_leaves_the_isr_and_acks_all_needs_min_insync_replicas(
+    cluster: ReplicatedCluster,
+) -> None:
+    create_topic(cluster, "guarded", 1)
+    leader = cluster.state("guarded", 0)["leader"]
+    first, second = (n for n in cluster.replicas("guarded", 0) if n != leader)
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap, acks="all", retries=0, request_timeout_ms=30_000
+    )
+
+    def send(value: bytes) -> int:
+        return producer.send("guarded", value=value, partition=0).get(timeout=TIMEOUT_S).offset
+
+    assert send(b"all three") == 0
+    cluster.signal(first, signal.SIGSTOP)
+    wait_for(
+        lambda: set(cluster.state("guarded", 0)["isr"]) == {leader, second},
+        "the stopped follower to leave the ISR",
+        timeout_s=LAG_MS / 1000 * 5,
+    )
+    assert send(b"two of three") == 1  # min.insync.replicas=2 holds
+    cluster.signal(second, signal.SIGSTOP)
+    wait_for(
+        lambda: cluster.state("guarded", 0)["isr"] == [leader],
+        "the second stopped follower to leave the ISR",
+        timeout_s=LAG_MS / 1000 * 5,
+    )
+    with pytest.raises(NotEnoughReplicasError):
+        send(b"one of three")
+    cluster.signal(first, signal.SIGCONT)
+    cluster.signal(second, signal.SIGCONT)
+    wait_for(
+        lambda: len(cluster.state("guarded", 0)["isr"]) == BROKERS,
+        "the followers to catch up and rejoin the ISR",
+    )
+    assert send(b"all three again") == 2
+    producer.close()
+    wait_for(lambda: cluster.logs_identical("guarded", 0), "the three logs to be the same")
+    assert read_topic(cluster, "guarded", 1) == [b"all three", b"two of three", b"all three again"]

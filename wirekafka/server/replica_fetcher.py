@@ -1,0 +1,299 @@
+"""Followers fetch from their leaders, as Kafka's replica fetcher threads do.
+
+One task per leader broker that this broker follows partitions of: it keeps a
+connection to that leader and sends Fetch requests with ``replica_id`` set to
+this broker's id for every partition followed from it, each at the local log
+end. What comes back is appended as it is (the leader's offsets and epochs,
+:meth:`~wirekafka.storage.log.PartitionLog.append_as_follower`) and the local
+high watermark follows the leader's.
+
+Before a partition's first fetch at a new leader epoch, the follower asks the
+leader where its own latest epoch ends (OffsetForLeaderEpoch, KIP-101/279) and
+truncates what the leader does not have.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import struct
+
+import trio
+
+from wirekafka.broker.cluster import ClusterView
+from wirekafka.broker.replication import Followed, ReplicaManager
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode, ProtocolError
+from wirekafka.protocol.headers import RequestHeader
+from wirekafka.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    PartitionData,
+)
+from wirekafka.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+from wirekafka.protocol.records.record_batch import iter_batches
+from wirekafka.protocol.rpc import decode_response, encode_request
+from wirekafka.storage.log import RollDue, StorageError
+from wirekafka.worker_threads import LOG_DIRS, run_blocking
+
+log = logging.getLogger("wirekafka.replication")
+
+FETCH_VERSION = 11  # replica_id, current_leader_epoch, log_start_offset; not flexible
+OFFSET_FOR_LEADER_EPOCH_VERSION = 3  # with replica_id
+RETRY_BACKOFF_S = 0.5  # Kafka's replica.fetch.backoff.ms, after a failed round
+CONNECT_TIMEOUT_S = 5.0
+_SIZE = struct.Struct(">i")
+CLIENT_ID = "wirekafka-replica-fetcher"
+
+
+class _LeaderConnection:
+    """Requests and responses, one at a time, on one connection to a leader."""
+
+    def __init__(self, stream: trio.SocketStream, broker_id: int) -> None:
+        self.stream = stream
+        self.broker_id = broker_id
+        self._correlation = itertools.count(1)
+        self._buffer = bytearray()
+
+    async def call(self, api_key: int, version: int, body: object, timeout_s: float) -> object:
+        correlation_id = next(self._correlation)
+        frame = encode_request(RequestHeader(api_key, version, correlation_id, CLIENT_ID), body)
+        with trio.fail_after(timeout_s):
+            await self.stream.send_all(_SIZE.pack(len(frame)) + frame)
+            frame = await self._read_frame()
+        header, response = decode_response(api_key, version, frame)
+        if header.correlation_id != correlation_id:
+            raise ProtocolError(f"response {header.correlation_id} to request {correlation_id}")
+        return response
+
+    async def _read_frame(self) -> bytearray:
+        buffer = self._buffer
+        while True:
+            if len(buffer) >= 4:
+                (size,) = _SIZE.unpack_from(buffer)
+                if size < 0:
+                    raise ProtocolError(f"negative frame size {size}")
+                if len(buffer) >= 4 + size:
+                    frame = buffer[4 : 4 + size]
+                    del buffer[: 4 + size]
+                    return frame
+            chunk = await self.stream.receive_some(1 << 20)
+            if not chunk:
+                raise ConnectionError("the leader closed the connection")
+            buffer += chunk
+
+
+class ReplicaFetchers:
+    """Start and stop one fetcher per followed leader (a task of the broker's nursery)."""
+
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        cluster: ClusterView,
+        *,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+    ) -> None:
+        self.replicas = replicas
+        self.cluster = cluster
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self._running: dict[int, trio.CancelScope] = {}
+
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            while True:
+                wanted = self.replicas.leaders_followed()
+                for leader_id in list(self._running):
+                    if leader_id not in wanted:
+                        self._running.pop(leader_id).cancel()
+                for leader_id in wanted - self._running.keys():
+                    scope = trio.CancelScope()
+                    self._running[leader_id] = scope
+                    nursery.start_soon(self._fetch_from, leader_id, scope)
+                await self.replicas.followers_changed.wait()
+
+    async def _fetch_from(self, leader_id: int, scope: trio.CancelScope) -> None:
+        with scope:
+            while True:
+                try:
+                    await self._session(leader_id)
+                except (OSError, ConnectionError, trio.BrokenResourceError, trio.TooSlowError,
+                        ProtocolError) as exc:  # fmt: skip
+                    log.warning("fetching from broker %d: %s", leader_id, exc)
+                await trio.sleep(RETRY_BACKOFF_S)
+
+    async def _session(self, leader_id: int) -> None:
+        endpoint = next((b for b in self.cluster.brokers() if b.node_id == leader_id), None)
+        if endpoint is None:
+            raise ConnectionError(f"broker {leader_id} is not registered")
+        with trio.fail_after(CONNECT_TIMEOUT_S):
+            stream = await trio.open_tcp_stream(endpoint.host, endpoint.port)
+        async with stream:
+            connection = _LeaderConnection(stream, leader_id)
+            while True:
+                partitions = self.replicas.followed_from(leader_id)
+                if not partitions:  # none, or each waits out a refusal
+                    with trio.move_on_after(RETRY_BACKOFF_S):
+                        await self.replicas.followers_changed.wait()
+                    continue
+                untruncated = [f for f in partitions if not f.truncated]
+                if untruncated:
+                    await self._truncate(connection, untruncated)
+                await self._fetch(connection, [f for f in partitions if f.truncated])
+
+    async def _truncate(self, connection: _LeaderConnection, partitions: list[Followed]) -> None:
+        """Drop what the leader does not have: each partition's log past the end
+        the leader gives for the follower's latest epoch."""
+        asked = [f for f in partitions if f.log.leader_epochs.latest_epoch >= 0]
+        for followed in partitions:
+            if followed.log.leader_epochs.latest_epoch < 0:
+                await self._truncate_to(followed, followed.log.high_watermark)
+        if not asked:
+            return
+        topics: dict[str, list[OffsetForLeaderPartition]] = {}
+        for f in asked:
+            topics.setdefault(f.topic, []).append(
+                OffsetForLeaderPartition(
+                    partition=f.partition,
+                    current_leader_epoch=f.leader_epoch,
+                    leader_epoch=f.log.leader_epochs.latest_epoch,
+                )
+            )
+        request = OffsetForLeaderEpochRequest(
+            replica_id=self.replicas.broker_id,
+            topics=[OffsetForLeaderTopic(topic=t, partitions=p) for t, p in topics.items()],
+        )
+        response = await connection.call(
+            ApiKey.OFFSET_FOR_LEADER_EPOCH, OFFSET_FOR_LEADER_EPOCH_VERSION, request, 30.0
+        )
+        assert isinstance(response, OffsetForLeaderEpochResponse)
+        by_key = {(f.topic, f.partition): f for f in asked}
+        for topic in response.topics:
+            for answer in topic.partitions:
+                followed = by_key.get((topic.topic, answer.partition))
+                if followed is None:
+                    continue
+                if answer.error_code != ErrorCode.NONE:
+                    log.info(
+                        "%s-%d: the leader answered OffsetForLeaderEpoch with %s",
+                        followed.topic,
+                        followed.partition,
+                        ErrorCode(answer.error_code).name,
+                    )
+                    followed.retry_later()
+                    continue
+                if answer.end_offset < 0:  # the leader knows no such epoch: Kafka's fallback
+                    await self._truncate_to(followed, followed.log.high_watermark)
+                    continue
+                epoch_end = followed.log.leader_epochs.end_offset_for(
+                    answer.leader_epoch, followed.log.log_end_offset
+                )[1]
+                # an epoch the leader ended earlier than this log did ends there
+                end = min(answer.end_offset, followed.log.log_end_offset)
+                if answer.leader_epoch < followed.log.leader_epochs.latest_epoch and epoch_end >= 0:
+                    end = min(end, epoch_end)
+                await self._truncate_to(followed, end)
+
+    async def _truncate_to(self, followed: Followed, offset: int) -> None:
+        partition_log = followed.log
+        if offset < partition_log.log_end_offset:
+            log.info(
+                "%s-%d: truncating from %d to %d to match leader %d at epoch %d",
+                followed.topic,
+                followed.partition,
+                partition_log.log_end_offset,
+                offset,
+                followed.leader_id,
+                followed.leader_epoch,
+            )
+            await run_blocking(LOG_DIRS, partition_log.truncate_to, offset)
+        followed.truncated = True
+
+    async def _fetch(self, connection: _LeaderConnection, partitions: list[Followed]) -> None:
+        if not partitions:
+            return
+        topics: dict[str, list[FetchPartition]] = {}
+        for f in partitions:
+            topics.setdefault(f.topic, []).append(
+                FetchPartition(
+                    partition=f.partition,
+                    current_leader_epoch=f.leader_epoch,
+                    fetch_offset=f.log.log_end_offset,
+                    log_start_offset=f.log.log_start_offset,
+                    partition_max_bytes=self.max_bytes,
+                )
+            )
+        request = FetchRequest(
+            replica_id=self.replicas.broker_id,
+            max_wait_ms=self.max_wait_ms,
+            min_bytes=self.min_bytes,
+            max_bytes=max(self.max_bytes, 1),
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            topics=[FetchTopic(topic=t, partitions=p) for t, p in topics.items()],
+        )
+        timeout_s = self.max_wait_ms / 1000 + 30.0
+        response = await connection.call(ApiKey.FETCH, FETCH_VERSION, request, timeout_s)
+        assert isinstance(response, FetchResponse)
+        by_key = {(f.topic, f.partition): f for f in partitions}
+        for topic in response.responses:
+            for data in topic.partitions:
+                followed = by_key.get((topic.topic, data.partition_index))
+                if followed is not None:
+                    await self._apply(followed, data)
+
+    async def _apply(self, followed: Followed, data: PartitionData) -> None:
+        partition_log = followed.log
+        if data.error_code != ErrorCode.NONE:
+            if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+                # the leader's log ends before this one: what is past it goes
+                await self._truncate_to(followed, max(0, data.high_watermark))
+            else:
+                followed.retry_later()
+                log.info(
+                    "%s-%d: the leader answered the fetch with %s",
+                    followed.topic,
+                    followed.partition,
+                    ErrorCode(data.error_code).name,
+                )
+            return
+        records = data.records
+        if records:
+            whole = _whole_batches_bytes(records)
+            if whole:
+                payload = bytearray(memoryview(records)[:whole])
+                try:
+                    while True:
+                        try:
+                            info = partition_log.append_as_follower(payload, roll=False)
+                            break
+                        except RollDue:
+                            await run_blocking(LOG_DIRS, partition_log.roll_when_due)
+                    if info.flush_due:
+                        await run_blocking(LOG_DIRS, partition_log.flush)
+                except (StorageError, ProtocolError) as exc:
+                    log.error("%s-%d: appending the leader's batches failed: %s",
+                              followed.topic, followed.partition, exc)  # fmt: skip
+                    followed.retry_later()
+                    return
+        partition_log.set_high_watermark(min(data.high_watermark, partition_log.log_end_offset))
+
+
+def _whole_batches_bytes(records: bytes) -> int:
+    """The length of the whole batches at the start of ``records`` (a fetch may end
+    in a batch cut short by its byte budget)."""
+    end = 0
+    for position, header in iter_batches(records, allow_partial_tail=True):
+        end = position + header.size_bytes
+    return end

@@ -192,9 +192,9 @@ def test_segments_before_the_recovery_point_are_not_scanned(tmp_path, monkeypatc
     recovered: list[int] = []
     original = LogSegment.check_batches
 
-    def counting(segment, expected_offset):
+    def counting(segment, expected_offset, leader_epochs=None):
         recovered.append(segment.base_offset)
-        return original(segment, expected_offset)
+        return original(segment, expected_offset, leader_epochs)
 
     monkeypatch.setattr(LogSegment, "check_batches", counting)
     reopened = open_log(directory, clean=False, recovery_point=recovery_point)

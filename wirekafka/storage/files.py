@@ -30,6 +30,8 @@ META_PROPERTIES_FILE = "meta.properties"
 RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT_FILE = "replication-offset-checkpoint"  # high watermarks
+LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"  # in each partition directory
 
 
 def offset_prefix(offset: int) -> str:

@@ -210,6 +210,45 @@ class IndexFile:
         self.full = False
         self._last = None
 
+    def count_below(self, key: int, field: int) -> int:
+        """How many entries have ``field`` (0 or 1, both increase) below ``key``."""
+        unpack = self.ENTRY.unpack_from
+        size = self.ENTRY.size
+        with self._entries_view() as (mapped, in_file, pending):
+            found = bisect.bisect_left(
+                range(in_file), key, key=lambda i: unpack(mapped, i * size)[field]
+            )
+            if found < in_file:
+                return found
+            return in_file + bisect.bisect_left(pending, key, key=_FIELDS[field])
+
+    def keep_first(self, count: int) -> None:
+        """Forget every entry after the first ``count`` (the log was truncated), in
+        memory and under the partition's lock: lookups stop seeing them at once.
+        The file keeps their bytes until :meth:`trim_file`; its map is dropped and
+        made again, of the entries kept, at the next lookup."""
+        if count >= self.entries:
+            return
+        in_file = self._file_entries
+        if count >= in_file:
+            self._pending = self._pending[: count - in_file]
+        else:
+            self._pending = []
+            self._file_entries = count
+            self.release()
+            self._mapped_entries = 0
+        self.entries = count
+        self.full = count >= self.max_entries
+        self._last = self.entry(count - 1) if count else None
+
+    @blocking
+    def trim_file(self) -> None:
+        """Cut the file to the entries written and kept (after :meth:`keep_first`)."""
+        path = self.path
+        size = self._file_entries * self.ENTRY.size
+        if os.stat(path).st_size > size:
+            os.truncate(path, size)
+
     def rename(self, path: Path) -> None:
         os.rename(self.path, path)
         self.path = path

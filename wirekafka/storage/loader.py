@@ -32,6 +32,7 @@ from wirekafka.storage.files import (
     fsync_dir,
     segment_path,
 )
+from wirekafka.storage.leader_epochs import LeaderEpochCache
 from wirekafka.storage.segment import LogSegment
 from wirekafka.worker_threads import blocking
 
@@ -147,9 +148,15 @@ def load_segments(
     log_start_offset: int,
     now_ms: int,
     files: FileCache = NO_LIMIT,
+    leader_epochs: LeaderEpochCache | None = None,
 ) -> LoadedLog:
     """The directory's segments, checked as the last shutdown requires. Segments
-    keep no descriptor: the file cache has whatever the checks opened last."""
+    keep no descriptor: the file cache has whatever the checks opened last.
+
+    The batches that recovery checks carry the leader epochs that wrote them:
+    ``leader_epochs`` forgets what it held from the first segment checked on,
+    and takes the epochs of the batches found good instead (so epochs whose
+    checkpoint a crash lost come back, and epochs of a cut tail go)."""
     remove_leftovers(directory)
     bases = _segment_bases(directory)
     if not bases:
@@ -168,7 +175,9 @@ def load_segments(
         segments.append(segment)
         is_last = index == len(bases) - 1
         if index >= first_to_recover:
-            scan = segment.check_batches(next_offset)
+            if index == first_to_recover and leader_epochs is not None:
+                leader_epochs.truncate_from_end(base)
+            scan = segment.check_batches(next_offset, leader_epochs)
             if scan.bad_bytes and not is_last:
                 # Later segments go first: a crash before the cut below must not
                 # leave them to follow a gap.
@@ -187,11 +196,11 @@ def load_segments(
             segment.write_closed()
     if first_to_recover >= len(bases):  # clean: the log end is after the last batch
         try:
-            next_offset = _finish_active_segment(segments[-1])
+            next_offset = segments[-1].load_running_state()
         except (OSError, ProtocolError) as exc:
             if isinstance(exc, OSError) and not is_unreadable_header(exc):
                 raise
-            next_offset, cut = _recover_active_segment(segments[-1], str(exc))
+            next_offset, cut = _recover_active_segment(segments[-1], str(exc), leader_epochs)
             truncated_total += cut
     return LoadedLog(segments, next_offset, next_offset, truncated_total)
 
@@ -202,13 +211,17 @@ def is_unreadable_header(exc: OSError) -> bool:
     return isinstance(exc.__cause__, ProtocolError)
 
 
-def _recover_active_segment(segment: LogSegment, problem: str) -> tuple[int, int]:
+def _recover_active_segment(
+    segment: LogSegment, problem: str, leader_epochs: LeaderEpochCache | None
+) -> tuple[int, int]:
     """Check the active segment batch by batch, as after a crash; (log end, bytes cut)."""
     log.warning(
         "%s: %s although the last shutdown was clean; checking the segment as after a crash",
         segment.log_path, problem,
     )  # fmt: skip
-    scan = segment.check_batches(segment.base_offset)
+    if leader_epochs is not None:
+        leader_epochs.truncate_from_end(segment.base_offset)
+    scan = segment.check_batches(segment.base_offset, leader_epochs)
     segment.truncate(scan)
     segment.sync_log()
     segment.sync_indexes()
@@ -221,27 +234,3 @@ def _remove_segments_after(directory: Path, bases: list[int]) -> None:
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             segment_path(directory, base, suffix).unlink(missing_ok=True)
     fsync_dir(directory)
-
-
-def _finish_active_segment(segment: LogSegment) -> int:
-    """Bring the active segment's running state up to its end; return the log end offset.
-
-    Batches after the last index entry are not in the indexes; they are read
-    here (headers only) for the segment's max timestamp and index spacing.
-    """
-    if not segment.size:
-        return segment.base_offset
-    handle = segment.open_file()
-    first = os.pread(handle.fd, HEADER_BYTES, 0)
-    segment.rolling_timestamp = read_batch_header(first, whole=False).max_timestamp
-    _, position = segment.offset_index.lookup(2**63 - 1)
-    next_offset = segment.base_offset
-    segment.bytes_since_index_entry = 0
-    for batch in segment.batches_from(position):
-        header = batch.header
-        if header.max_timestamp > segment.max_timestamp:
-            segment.max_timestamp = header.max_timestamp
-            segment.offset_of_max_timestamp = header.last_offset
-        segment.bytes_since_index_entry += header.size_bytes
-        next_offset = header.next_offset
-    return next_offset

@@ -28,6 +28,13 @@ forgets producers silent for ``producer.id.expiration.ms``. As in Kafka, the
 state outlives the batches it came from: DeleteRecords, retention and
 compaction leave it as it is (compaction keeps each producer's last batch, so
 a restart finds the producer again).
+
+For replication the log also owns its leader epochs (:mod:`.leader_epochs`,
+``leader-epoch-checkpoint``) and a high watermark. A leader's appends stamp
+its epoch on their batches (``append(..., leader_epoch=...)``); a follower
+appends the leader's batches as they are (:meth:`PartitionLog.append_as_follower`)
+and cuts what the new leader does not have (:meth:`PartitionLog.truncate_to`).
+While ``replicated`` is false (one broker) the high watermark is the log end.
 """
 
 from __future__ import annotations
@@ -48,20 +55,24 @@ from wirekafka.protocol.records.record_batch import (
     NO_PRODUCER_ID,
     BatchHeader,
     batches_of,
+    crc_matches,
     decode_batch,
     read_batch_header,
     set_base_offset,
     set_log_append_time,
+    set_partition_leader_epoch,
     single_batch_summary,
 )
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
     CLEANED_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT_FILE,
     SWAP_SUFFIX,
     DelayedDeletions,
     fsync_dir,
 )
+from wirekafka.storage.leader_epochs import CorruptLeaderEpochCheckpointError, LeaderEpochCache
 from wirekafka.storage.loader import is_unreadable_header, load_segments
 from wirekafka.storage.producer_state import (
     PRODUCER_ID_EXPIRATION_MS,
@@ -175,7 +186,10 @@ class PartitionLog:
         log_start_offset: int = 0,
         files: FileCache = NO_LIMIT,
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
+        high_watermark: int | None = None,
     ) -> None:
+        """``high_watermark``: the one ``replication-offset-checkpoint`` holds for
+        the partition; given, the log is ``replicated`` and starts with it."""
         self.directory = directory
         self.topic = topic
         self.partition = partition
@@ -197,6 +211,14 @@ class PartitionLog:
         self._reported_lock = threading.Lock()
         created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
+        epochs_path = directory / LEADER_EPOCH_CHECKPOINT_FILE
+        try:
+            self.leader_epochs = LeaderEpochCache.load(epochs_path)
+            rebuild_epochs = False
+        except CorruptLeaderEpochCheckpointError as exc:
+            log.warning("%s; rebuilding it from the log's batches", exc)
+            self.leader_epochs = LeaderEpochCache(epochs_path, dirty=True)
+            rebuild_epochs = True
         loaded = load_segments(
             directory,
             config,
@@ -205,6 +227,7 @@ class PartitionLog:
             log_start_offset=log_start_offset,
             now_ms=clock(),
             files=files,
+            leader_epochs=self.leader_epochs,
         )
         if created:  # the new directory and its first segment's files must survive power loss
             files.retrying(lambda: fsync_dir(directory))
@@ -220,6 +243,11 @@ class PartitionLog:
         )
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self._producers = self._load_producers()
+        # The replication layer sets ``replicated`` and moves the high watermark;
+        # until then it is the log end, read at no cost.
+        self.replicated = high_watermark is not None
+        self._high_watermark = min(high_watermark or 0, loaded.log_end_offset)
+        self._load_leader_epochs(rebuild_epochs)
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
@@ -234,6 +262,18 @@ class PartitionLog:
         if len(producers):
             log.info("%r: %d producers rebuilt from the log", self, len(producers))
         return producers
+
+    def _load_leader_epochs(self, rebuild: bool) -> None:
+        """Fit the leader epochs to the log as loaded: rebuilt from every batch
+        header when their checkpoint could not be read, cut to the log's
+        start and end, and written out when that changed them."""
+        epochs = self.leader_epochs
+        if rebuild:
+            for header in self.batch_headers():
+                epochs.assign(header.partition_leader_epoch, header.base_offset)
+        epochs.truncate_from_end(self._offsets.log_end)
+        epochs.truncate_from_start(self._offsets.log_start)
+        epochs.flush()
 
     def reconfigure(self, config: LogConfig) -> None:
         """Take a topic's changed config (IncrementalAlterConfigs): retention, cleanup
@@ -256,6 +296,25 @@ class PartitionLog:
     @property
     def recovery_point(self) -> int:
         return self._offsets.recovery_point
+
+    @property
+    def high_watermark(self) -> int:
+        """The offset below which every record is known replicated: what consumers
+        may read. The log end while ``replicated`` is false."""
+        offsets = self._offsets
+        if not self.replicated:
+            return offsets.log_end
+        return max(self._high_watermark, offsets.log_start)
+
+    def set_high_watermark(self, offset: int) -> int:
+        """Move the high watermark up to ``offset``, clamped to the log's start and
+        end; it never moves back (only :meth:`truncate_to` lowers it). Returns it."""
+        with self._lock:
+            offsets = self._offsets
+            clamped = min(max(offset, offsets.log_start), offsets.log_end)
+            if clamped > self._high_watermark:
+                self._high_watermark = clamped
+            return max(self._high_watermark, offsets.log_start)
 
     @property
     def segments(self) -> list[LogSegment]:
@@ -337,6 +396,7 @@ class PartitionLog:
         *,
         flush_when_due: bool = True,
         roll: bool = True,
+        leader_epoch: int | None = None,
     ) -> AppendInfo:
         """Append one or more record batches, assigning their offsets.
 
@@ -359,6 +419,11 @@ class PartitionLog:
         with the first attempt's offsets); an older epoch or a sequence that
         does not follow on raises InvalidProducerBatch.
 
+        A leader of a replicated partition passes its ``leader_epoch``: it is
+        stamped on every batch (in place, like the offsets) and recorded in
+        :attr:`leader_epochs` as starting at the first offset appended, when
+        it is new. None (one broker) leaves the batches' epochs as they came.
+
         Raises ProtocolError when the data is not whole magic-2 batches,
         StorageError on a disk error.
         """
@@ -376,6 +441,12 @@ class PartitionLog:
                     producer_batch = first
             elif any(header.producer_id != NO_PRODUCER_ID for _, header in batches):
                 raise ProtocolError("an idempotent producer's batch is appended alone")
+        if leader_epoch is not None:
+            if batches is None:
+                set_partition_leader_epoch(data, 0, leader_epoch)
+            else:
+                for position, _ in batches:
+                    set_partition_leader_epoch(data, position, leader_epoch)
         # Every line here runs once per produced batch: locals, no helpers, and
         # the lock taken by hand (a with statement costs twice as much).
         lock = self._lock
@@ -433,6 +504,8 @@ class PartitionLog:
                 offsets.log_end = next_offset
                 if producer_batch is not None:
                     self._producers.record(producer_batch, first_offset, now)
+                if leader_epoch is not None:
+                    self.leader_epochs.assign(leader_epoch, first_offset)
                 unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
                 flush_due = unflushed >= self.config.flush_interval_messages
                 log_start = offsets.log_start
@@ -442,12 +515,97 @@ class PartitionLog:
             if not roll:
                 raise RollDue(f"{self.topic}-{self.partition}: the active segment is due to roll")
             self.roll_when_due()
-            return self.append(data, batches, flush_when_due=flush_when_due)
+            return self.append(
+                data, batches, flush_when_due=flush_when_due, leader_epoch=leader_epoch
+            )
         if flush_due and flush_when_due:
             self.flush()
         return _new_append_info(
             AppendInfo,
             (first_offset, last_offset, now, log_start, record_count, flush_due, False),
+        )
+
+    def append_as_follower(self, records: Buffer, *, roll: bool = True) -> AppendInfo:
+        """Append the leader's batches as they are: a follower's copy of the log.
+
+        Nothing in the batches changes (offsets, timestamps and leader epochs
+        are the leader's). Every batch's CRC is checked; the first must start
+        at the log end and each next one where the one before it ended. Each
+        batch's ``partition_leader_epoch`` goes into :attr:`leader_epochs`
+        (new epochs only), and batches with a producer id into the producer
+        state, without the sequence checks a leader makes (it made them).
+
+        Rolls as :meth:`append` does (RollDue when ``roll`` is false) and says
+        when ``log.flush.interval.messages`` is reached (``flush_due``: the
+        caller flushes). ``log_append_time_ms`` is -1: the batches carry the
+        leader's times.
+
+        Raises ProtocolError when the data is not whole magic-2 batches, a CRC
+        does not match or the offsets do not follow on (the message names
+        them), StorageError on a disk error.
+        """
+        batches = batches_of(records)
+        first_offset = expected = batches[0][1].base_offset
+        max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
+        record_count = 0
+        for position, header in batches:
+            if header.base_offset != expected:
+                raise ProtocolError(
+                    f"{self._name}: the leader's batch at offset {header.base_offset} does "
+                    f"not follow on from the one before it, which ends before {expected}"
+                )
+            if header.last_offset_delta < 0:
+                raise ProtocolError(
+                    f"{self._name}: the leader's batch at offset {header.base_offset} has "
+                    f"a negative last offset delta {header.last_offset_delta}"
+                )
+            if not crc_matches(records, position, header):
+                raise ProtocolError(
+                    f"{self._name}: the leader's batch at offsets {header.base_offset}.."
+                    f"{header.last_offset} does not match its CRC"
+                )
+            expected = header.next_offset
+            record_count += header.record_count
+            if header.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max = header.max_timestamp, header.last_offset
+        last_offset = expected - 1
+        with self._lock:
+            self._check_online()
+            offsets = self._offsets
+            if first_offset != offsets.log_end:
+                raise ProtocolError(
+                    f"{self._name}: the leader's batches start at offset {first_offset}, "
+                    f"the log ends at offset {offsets.log_end}"
+                )
+            segment = self._segments[-1]
+            roll_due = self._roll_wanted or segment.should_roll(
+                len(records), last_offset, max_timestamp, self.clock
+            )
+            if roll_due:
+                self._roll_wanted = True
+            else:
+                try:
+                    segment.append(records, last_offset, max_timestamp, offset_of_max)
+                except OSError as exc:
+                    if not is_out_of_fds(exc) and not segment.is_intact():
+                        self.offline = True
+                    raise self._fail("append", exc) from exc
+                offsets.log_end = expected
+                headers = [header for _, header in batches]
+                self._producers.rebuild(headers)
+                assign = self.leader_epochs.assign
+                for header in headers:
+                    assign(header.partition_leader_epoch, header.base_offset)
+                unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+                flush_due = unflushed >= self.config.flush_interval_messages
+                log_start = offsets.log_start
+        if roll_due:
+            if not roll:
+                raise RollDue(f"{self.topic}-{self.partition}: the active segment is due to roll")
+            self.roll_when_due()
+            return self.append_as_follower(records)
+        return AppendInfo(
+            first_offset, last_offset, NO_TIMESTAMP, log_start, record_count, flush_due, False
         )
 
     def _duplicate(self, duplicate: Duplicate) -> AppendInfo:
@@ -532,6 +690,7 @@ class PartitionLog:
                 if is_out_of_fds(exc):
                     self._unsynced_again(pending)
                 raise self._fail_sync("fsync of a rolled segment", exc) from exc
+            self._flush_leader_epochs()  # before the recovery point passes their batches
             with self._lock:
                 end = pending[-1].end_offset
                 self._offsets.recovery_point = max(self._offsets.recovery_point, end)
@@ -549,6 +708,94 @@ class PartitionLog:
                 return
             self._roll_wanted = True
         self.roll_when_due()
+
+    # truncation (a follower's)
+
+    @blocking
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every record at or after ``offset``: a follower drops what the
+        new leader does not have. Whether anything was removed.
+
+        The log is cut at a batch boundary: an offset inside a batch cuts at
+        the start of that batch (the log end becomes that batch's base
+        offset). Later segments are deleted (renamed ``.deleted``, removed
+        after ``file.delete.delay.ms``), the segment holding the cut is
+        truncated (its file and both indexes) and becomes the active one, the
+        producer state is rebuilt from what remains, the leader epochs from
+        the cut on go (their checkpoint is written), and the high watermark
+        and recovery point come down to the new log end if above it.
+
+        Under the log's lock only the in-memory state is swapped (segment
+        list, the cut segment's size and index entries, offsets), so reads go
+        on; appends wait meanwhile, as they wait for a roll (RollDue, or
+        :meth:`roll_when_due` in a worker thread). The files are cut, fsynced
+        and the directory fsynced after; a failure there takes the log offline
+        (its files no longer match what it serves; recovery at the next start
+        finishes the cut).
+        """
+        with self._roll_lock, self._sync_lock, self._flush_lock:  # no roll, sync or flush meanwhile
+            with self._lock:
+                self._check_online()
+                offsets = self._offsets
+                if offset >= offsets.log_end:
+                    return False
+                index = max(0, bisect.bisect_right(self._bases, offset) - 1)
+                kept = self._segments[index]
+                try:
+                    found = kept.find_batch(offset)
+                except OSError as exc:
+                    raise self._fail("truncation", exc) from exc
+                if found is None:  # the offset is past this segment's batches
+                    position, new_end = kept.size, offset
+                else:
+                    position = found.position
+                    new_end = max(min(offset, found.header.base_offset), kept.base_offset)
+                doomed = self._segments[index + 1 :]
+                del self._segments[index + 1 :]
+                del self._bases[index + 1 :]
+                self._roll_wanted = True  # appends wait until the files are cut
+                try:
+                    kept.cut(position, new_end)
+                except OSError as exc:
+                    self.offline = True
+                    raise self._fail("truncation", exc) from exc
+                kept.set_limits(self.config)
+                offsets.log_end = new_end
+                offsets.log_start = min(offsets.log_start, new_end)
+                offsets.recovery_point = min(offsets.recovery_point, new_end)
+                remaining = self._segments[:index]
+                offsets.unsynced_rolls = [
+                    rolled for rolled in offsets.unsynced_rolls if rolled.segment in remaining
+                ]
+                self._high_watermark = min(self._high_watermark, new_end)
+                self.leader_epochs.truncate_from_end(new_end)
+            log.info(
+                "%s-%d: truncating to offset %d (asked %d), %d later segments deleted",
+                self.topic, self.partition, new_end, offset, len(doomed),
+            )  # fmt: skip
+            try:
+                due = self.clock() + self.config.file_delete_delay_ms
+                for segment in doomed:
+                    self._deletions.schedule(segment.mark_deleted(), due)
+                kept.trim_files()
+                kept.sync_log()
+                kept.sync_indexes()
+                self._files.retrying(lambda: fsync_dir(self.directory))
+                self.leader_epochs.flush()
+                producers = self._load_producers()
+            except OSError as exc:
+                with self._lock:
+                    self.offline = True
+                    self._roll_wanted = False
+                raise self._fail("truncation", exc) from exc
+            except StorageError:
+                with self._lock:
+                    self._roll_wanted = False
+                raise
+            with self._lock:
+                self._producers = producers
+                self._roll_wanted = False
+        return True
 
     # flushing
 
@@ -578,10 +825,18 @@ class PartitionLog:
                 segment.sync_log(handle)  # outside _lock: appends go on while the disk works
             except OSError as exc:
                 raise self._fail_sync("flush", exc) from exc
+            self._flush_leader_epochs()  # every epoch up to log_end is in it
             with self._lock:
                 self._offsets.recovery_point = max(self._offsets.recovery_point, durable_end)
                 self._offsets.unflushed_records -= count
                 self._offsets.last_flush_ms = self.clock()
+
+    def _flush_leader_epochs(self) -> None:
+        """Write the leader epoch checkpoint if it changed (a worker thread's work)."""
+        try:
+            self.leader_epochs.flush()
+        except OSError as exc:  # it stays dirty: the next flush writes it
+            raise self._fail("leader epoch checkpoint", exc) from exc
 
     @blocking
     def flush_if_due(self) -> bool:
@@ -615,6 +870,7 @@ class PartitionLog:
             try:  # outside the lock: readers go on while the disk works
                 segment.write_closed()
                 segment.sync_closed()
+                self.leader_epochs.flush()
             except OSError as exc:
                 raise self._fail("close", exc) from exc
             with self._lock:
@@ -782,7 +1038,9 @@ class PartitionLog:
         with self._lock:
             if offset > self._offsets.log_end:
                 raise ValueError(f"offset {offset} is beyond the log end {self._offsets.log_end}")
-            self._offsets.log_start = max(self._offsets.log_start, offset)
+            if offset > self._offsets.log_start:
+                self._offsets.log_start = offset
+                self.leader_epochs.truncate_from_start(offset)
             return self._offsets.log_start
 
     @blocking
@@ -808,7 +1066,9 @@ class PartitionLog:
                 return 0
             gone, self._segments = segments[:doomed], segments[doomed:]
             del self._bases[:doomed]
-            self._offsets.log_start = max(self._offsets.log_start, self._bases[0])
+            if self._bases[0] > self._offsets.log_start:
+                self._offsets.log_start = self._bases[0]
+                self.leader_epochs.truncate_from_start(self._bases[0])
             due = now + self.config.file_delete_delay_ms
             for segment in gone:
                 log.info("%s-%d: deleting segment %s", self.topic, self.partition, segment)

@@ -1,7 +1,9 @@
 """The log dirs of a broker: their partitions, checkpoints and clean-shutdown marker.
 
 Each log dir holds ``meta.properties``, ``recovery-point-offset-checkpoint``,
-``log-start-offset-checkpoint``, ``cleaner-offset-checkpoint`` (where the next
+``log-start-offset-checkpoint``, ``replication-offset-checkpoint`` (the high
+watermark of each replicated partition; a log opened again starts from it),
+``cleaner-offset-checkpoint`` (where the next
 compaction of each compacted partition starts), one ``<topic>-<partition>``
 directory per partition, and, between a clean shutdown and the next start,
 ``.kafka_cleanshutdown``. Without that marker every partition is recovered.
@@ -25,6 +27,7 @@ from wirekafka.storage.files import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
     DelayedDeletions,
     fsync_dir,
     parse_partition_dir_name,
@@ -99,6 +102,7 @@ class LogManager:
             recovery_points = read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
             start_offsets = read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
             cleaned = read_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT_FILE)
+            high_watermarks = read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE)
             for child in children:
                 if child.is_dir() and child.name.endswith(DELETE_DIR_SUFFIX):
                     shutil.rmtree(child)
@@ -117,6 +121,7 @@ class LogManager:
                     log_start_offset=start_offsets.get(parsed, 0),
                     files=self.files,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
+                    high_watermark=high_watermarks.get(parsed),
                 )
                 self._dir_of[parsed] = log_dir
                 if parsed in cleaned:
@@ -193,6 +198,10 @@ class LogManager:
                 write_checkpoint(
                     log_dir / LOG_START_OFFSET_CHECKPOINT_FILE,
                     {tp: lg.log_start_offset for tp, lg in logs.items()},
+                )
+                write_checkpoint(
+                    log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE,
+                    {tp: lg.high_watermark for tp, lg in logs.items() if lg.replicated},
                 )
                 self._write_cleaner_checkpoint(log_dir)
 

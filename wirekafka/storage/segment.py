@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import crc32c
 
@@ -37,6 +38,9 @@ from wirekafka.storage.files import (
 from wirekafka.storage.index import OffsetIndex, TimeIndex
 from wirekafka.storage.spans import OpenFile
 from wirekafka.worker_threads import blocking
+
+if TYPE_CHECKING:
+    from wirekafka.storage.leader_epochs import LeaderEpochCache
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -360,6 +364,53 @@ class LogSegment:
         self._roll_ms = config.max_segment_ms
         self._index_interval_bytes = config.index_interval_bytes
 
+    def load_running_state(self) -> int:
+        """Bring the running state appends keep (first and max timestamps, bytes
+        since the last index entry) up to the segment's end, from its indexes
+        and the batches after their last entry (headers only); return the
+        offset after its last batch (its base offset when it is empty)."""
+        if not self.size:
+            return self.base_offset
+        handle = self.open_file()
+        self.rolling_timestamp = self._header_at(handle.fd, 0).max_timestamp
+        _, position = self.offset_index.lookup(2**63 - 1)
+        next_offset = self.base_offset
+        self.bytes_since_index_entry = 0
+        for batch in self.batches_from(position):
+            header = batch.header
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = header.last_offset
+            self.bytes_since_index_entry += header.size_bytes
+            next_offset = header.next_offset
+        return next_offset
+
+    def cut(self, position: int, end_offset: int) -> None:
+        """Forget the batches from ``position`` on (a batch boundary; ``end_offset``
+        is at or below the first offset they hold), and take appends again: the
+        segment becomes the active one. Runs under the partition's lock and
+        touches memory only, except for header reads: the index entries past
+        the cut go from lookups, the running state is rebuilt from what stays.
+        The files keep the bytes until :meth:`trim_files` cuts them."""
+        self.size = position
+        self.offset_index.keep_first(self.offset_index.count_below(position, 1))
+        self.time_index.keep_first(self.time_index.count_below(end_offset - self.base_offset, 1))
+        if not self._writable:  # its descriptor is read-only: the next use opens it read-write
+            self._files.closed(self)
+            self._writable = True
+        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.lookup(2**63 - 1)
+        self.rolling_timestamp = None
+        self.bytes_since_index_entry = 0
+        self.load_running_state()
+
+    @blocking
+    def trim_files(self) -> None:
+        """Cut the ``.log`` and both indexes to what :meth:`cut` kept."""
+        os.truncate(self.log_path, self.size)
+        self._allocated_end = self.size
+        self.offset_index.trim_file()
+        self.time_index.trim_file()
+
     # times, as the cleaner asks for them
 
     def first_batch_timestamp(self) -> int:
@@ -431,11 +482,14 @@ class LogSegment:
         return scan.next_offset, scan.bad_bytes
 
     @blocking
-    def check_batches(self, expected_offset: int) -> RecoveryScan:
+    def check_batches(
+        self, expected_offset: int, leader_epochs: LeaderEpochCache | None = None
+    ) -> RecoveryScan:
         """Check every batch and rebuild the indexes from the good ones; cut nothing.
 
         A batch is good when its header is sound (size, magic 2), its CRC32C
-        matches and its offsets follow the previous batch's.
+        matches and its offsets follow the previous batch's. The leader epochs
+        of good batches are assigned into ``leader_epochs`` when given.
         """
         self.offset_index.reset()
         self.time_index.reset()
@@ -457,6 +511,8 @@ class LogSegment:
             )
             next_offset = header.next_offset
             good_end = position + size
+            if leader_epochs is not None:
+                leader_epochs.assign(header.partition_leader_epoch, header.base_offset)
         return RecoveryScan(next_offset, good_end, self.size - good_end, problem)
 
     @blocking

@@ -61,6 +61,7 @@ from wirekafka.protocol.records.record import (
 MAGIC = 2
 HEADER_BYTES = 61
 MIN_BATCH_LENGTH = HEADER_BYTES - LOG_OVERHEAD
+PARTITION_LEADER_EPOCH_OFFSET = 12
 MAGIC_OFFSET = 16
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
@@ -230,6 +231,11 @@ def crc_matches(buf: Buffer, position: int = 0, header: BatchHeader | None = Non
 # place (the CRC does not cover them). It is the bare pack_into, with no call
 # around it: a log append runs it for every produced batch.
 set_base_offset = _INT64.pack_into
+
+
+def set_partition_leader_epoch(buf: bytearray | memoryview, position: int, epoch: int) -> None:
+    """Stamp the leader epoch on the batch at ``position`` in place (outside the CRC)."""
+    _INT32.pack_into(buf, position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 def set_log_append_time(buf: bytearray | memoryview, position: int, timestamp_ms: int) -> None:

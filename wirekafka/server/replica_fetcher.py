@@ -64,9 +64,9 @@ class _LeaderConnection:
 
     async def call(self, api_key: int, version: int, body: object, timeout_s: float) -> object:
         correlation_id = next(self._correlation)
-        frame = encode_request(RequestHeader(api_key, version, correlation_id, CLIENT_ID), body)
+        request = encode_request(RequestHeader(api_key, version, correlation_id, CLIENT_ID), body)
         with trio.fail_after(timeout_s):
-            await self.stream.send_all(_SIZE.pack(len(frame)) + frame)
+            await self.stream.send_all(_SIZE.pack(len(request)) + request)
             frame = await self._read_frame()
         header, response = decode_response(api_key, version, frame)
         if header.correlation_id != correlation_id:
@@ -180,9 +180,10 @@ class ReplicaFetchers:
         by_key = {(f.topic, f.partition): f for f in asked}
         for topic in response.topics:
             for answer in topic.partitions:
-                followed = by_key.get((topic.topic, answer.partition))
-                if followed is None:
+                asker = by_key.get((topic.topic, answer.partition))
+                if asker is None:
                     continue
+                followed = asker
                 if answer.error_code != ErrorCode.NONE:
                     log.info(
                         "%s-%d: the leader answered OffsetForLeaderEpoch with %s",
@@ -269,7 +270,7 @@ class ReplicaFetchers:
                 )
             return
         records = data.records
-        if records:
+        if isinstance(records, (bytes, bytearray)) and records:  # decoded: bytes
             whole = _whole_batches_bytes(records)
             if whole:
                 payload = bytearray(memoryview(records)[:whole])
@@ -290,7 +291,7 @@ class ReplicaFetchers:
         partition_log.set_high_watermark(min(data.high_watermark, partition_log.log_end_offset))
 
 
-def _whole_batches_bytes(records: bytes) -> int:
+def _whole_batches_bytes(records: bytes | bytearray) -> int:
     """The length of the whole batches at the start of ``records`` (a fetch may end
     in a batch cut short by its byte budget)."""
     end = 0

@@ -134,10 +134,20 @@ class ThreeBrokers:
     def replicas(self, topic: str, partition: int) -> list[int]:
         return [partition % 3]
 
+    def isr(self, topic: str, partition: int) -> list[int]:
+        return [partition % 3]
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        return 0
+
 
 def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
     config = broker_config_from_properties(
-        {"log.dirs": str(tmp_path / "logs"), "offsets.topic.num.partitions": "3"}
+        {
+            "log.dirs": str(tmp_path / "logs"),
+            "offsets.topic.num.partitions": "3",
+            "offsets.topic.replication.factor": "1",
+        }
     )
     logs = LogManager(config.log_dirs, config.log, FakeClock(), broker_id=0)
     logs.startup()
@@ -150,4 +160,8 @@ def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
     refused = topics.check_new_topic("b", 19, 1, {})  # 7 here
     assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
     assert "bring this broker to 10 partitions, with 1 kept" in refused.message
+    # two replicas of 9 partitions spread over 3 brokers: 6 of them here
+    assert topics.check_new_topic("b", 9, 2, {}) is None
+    refused = topics.check_new_topic("b", 10, 2, {})  # 7 here
+    assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
     logs.shutdown()

@@ -165,3 +165,23 @@ def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
     refused = topics.check_new_topic("b", 10, 2, {})  # 7 here
     assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
     logs.shutdown()
+
+
+@pytest.mark.parametrize(("configured", "replicas"), [("5", 3), ("3", 3), ("2", 2)])
+def test_the_offsets_topic_has_at_most_as_many_replicas_as_live_brokers(
+    tmp_path, configured, replicas
+):
+    config = broker_config_from_properties(
+        {"log.dirs": str(tmp_path / "logs"), "offsets.topic.replication.factor": configured}
+    )
+    logs = LogManager(config.log_dirs, config.log, FakeClock(), broker_id=0)
+    logs.startup()
+    store = ClusterMetadata(tmp_path / "topics.json")
+    topics = TopicManager(config, store, logs, ThreeBrokers(), 0)
+    assert topics.offsets_topic_replication_factor() == replicas
+    logs.shutdown()
+
+
+def test_a_single_broker_gets_an_offsets_topic_of_one_replica(broker):
+    assert broker.ctx.config.offsets_topic_replication_factor == 3
+    assert broker.ctx.topics.offsets_topic_replication_factor() == 1

@@ -15,7 +15,12 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
-from kafka.errors import InvalidPartitionsError, InvalidRequestError, InvalidTopicError
+from kafka.errors import (
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    InvalidTopicError,
+)
 from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
@@ -123,10 +128,10 @@ def known_brokers(broker: Broker) -> list[int]:
     return [b.node_id for b in answer.brokers]
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int = 1) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
+        admin.create_topics([NewTopic(topic, partitions, replication_factor)])
     finally:
         admin.close()
 
@@ -420,3 +425,43 @@ def test_the_offsets_topic_belongs_to_the_brokers(cluster: Cluster) -> None:
     assert "restoring compaction" in brokers[1].stderr_text()
     assert cluster.json("/brokers/topics/__consumer_offsets")["partitions"] == partitions
     assert cluster.kazoo.exists("/admin/delete_topics/__consumer_offsets") is None
+
+
+def test_a_topic_with_three_replicas_is_in_sync_on_every_broker(cluster: Cluster) -> None:
+    brokers = cluster.brokers
+    create_topic(brokers[0].bootstrap, "replicated", 6, 3)
+    wait_for(lambda: -1 not in cluster.leaders("replicated", 6), "leaders")
+    assignment = cluster.json("/brokers/topics/replicated")["partitions"]
+    assert sorted(assignment, key=int) == [str(p) for p in range(6)]
+    assert all(sorted(replicas) == [0, 1, 2] for replicas in assignment.values())
+    assert sorted(replicas[0] for replicas in assignment.values()) == [0, 0, 1, 1, 2, 2]
+    for partition, replicas in assignment.items():
+        state = cluster.json(f"/brokers/topics/replicated/partitions/{partition}/state")
+        assert state == {
+            "controller_epoch": state["controller_epoch"],
+            "leader": replicas[0],  # the preferred replica
+            "version": 1,
+            "leader_epoch": 0,
+            "isr": replicas,
+        }
+        assert state["controller_epoch"] >= 1
+    for broker in brokers.values():
+
+        def in_sync(broker: Broker = broker) -> bool:
+            partitions = metadata(broker, "replicated").topics[0].partitions
+            return len(partitions) == 6 and all(
+                sorted(p.replica_nodes) == [0, 1, 2]
+                and sorted(p.isr_nodes) == [0, 1, 2]
+                and p.offline_replicas == []
+                and p.leader_id == assignment[str(p.partition_index)][0]
+                and p.error_code == ErrorCode.NONE
+                for p in partitions
+            )
+
+        wait_for(in_sync, f"broker {broker.data_dir} to show three replicas in sync")
+    admin = KafkaAdminClient(bootstrap_servers=brokers[1].bootstrap)
+    try:
+        with pytest.raises(InvalidReplicationFactorError, match="larger than available brokers: 3"):
+            admin.create_topics([NewTopic("too-many", 1, 4)])
+    finally:
+        admin.close()

@@ -312,3 +312,67 @@ def test_max_connections_per_ip_may_be_zero_only_with_overrides() -> None:
         {"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5"}
     )
     assert config.max_connections_per_ip == 0
+
+
+def test_replication_keys_have_kafkas_names_and_defaults():
+    config = broker_config_from_properties({})
+    assert config.offsets_topic_replication_factor == 3
+    assert config.replica_lag_time_max_ms == 30000
+    assert config.auto_leader_rebalance_enable is True
+    assert config.replica_fetch_max_bytes == 1048576
+    assert config.replica_fetch_wait_max_ms == 500
+    assert config.replica_fetch_min_bytes == 1
+    assert config.log.min_insync_replicas == 1
+    assert config.log.unclean_leader_election_enable is False
+    given = broker_config_from_properties(
+        {
+            "offsets.topic.replication.factor": "1",
+            "replica.lag.time.max.ms": "10000",
+            "auto.leader.rebalance.enable": "false",
+            "replica.fetch.max.bytes": "65536",
+            "replica.fetch.wait.max.ms": "100",
+            "replica.fetch.min.bytes": "10",
+            "min.insync.replicas": "2",
+            "unclean.leader.election.enable": "true",
+        }
+    )
+    assert (
+        given.offsets_topic_replication_factor,
+        given.replica_lag_time_max_ms,
+        given.auto_leader_rebalance_enable,
+        given.replica_fetch_max_bytes,
+        given.replica_fetch_wait_max_ms,
+        given.replica_fetch_min_bytes,
+        given.log.min_insync_replicas,
+        given.log.unclean_leader_election_enable,
+    ) == (1, 10000, False, 65536, 100, 10, 2, True)
+
+
+def test_min_insync_replicas_and_unclean_election_are_topic_configs_too():
+    broker = broker_config_from_properties({"min.insync.replicas": "2"})
+    topic = broker.log.with_overrides(
+        {"min.insync.replicas": "3", "unclean.leader.election.enable": "true"}
+    )
+    assert (topic.min_insync_replicas, topic.unclean_leader_election_enable) == (3, True)
+    assert broker.log.with_overrides({}).min_insync_replicas == 2
+    with pytest.raises(ConfigError, match=r"min\.insync\.replicas=0"):
+        broker.log.with_overrides({"min.insync.replicas": "0"})
+    with pytest.raises(ConfigError, match=r"unclean\.leader\.election\.enable"):
+        broker.log.with_overrides({"unclean.leader.election.enable": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        ({"offsets.topic.replication.factor": "0"}, "offsets.topic.replication.factor=0"),
+        ({"min.insync.replicas": "0"}, "min.insync.replicas=0"),
+        ({"auto.leader.rebalance.enable": "yes"}, "auto.leader.rebalance.enable"),
+        (
+            {"replica.fetch.wait.max.ms": "600", "replica.lag.time.max.ms": "500"},
+            "replica.fetch.wait.max.ms=600 must be at most replica.lag.time.max.ms=500",
+        ),
+    ],
+)
+def test_bad_replication_values_are_refused(properties, message):
+    with pytest.raises(ConfigError, match=message):
+        broker_config_from_properties(properties)

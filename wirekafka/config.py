@@ -59,6 +59,14 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "max.broker.partitions": None,
     "max.connections.per.ip.overrides": "",
     "queued.max.request.bytes": None,  # None: socket.request.max.bytes
+    # replication (min.insync.replicas and unclean.leader.election.enable are also
+    # topic configs: storage/config.py's log keys)
+    "offsets.topic.replication.factor": "3",
+    "replica.lag.time.max.ms": "30000",
+    "auto.leader.rebalance.enable": "true",
+    "replica.fetch.max.bytes": "1048576",
+    "replica.fetch.wait.max.ms": "500",
+    "replica.fetch.min.bytes": "1",
 }
 
 # Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
@@ -101,7 +109,14 @@ class BrokerConfig:
     max_broker_partitions: int | None  # None: one per file descriptor left for log files
     max_connections_per_ip_overrides: Mapping[str, int]  # host or address -> its limit
     queued_max_request_bytes: int  # requests being received or waiting to be handled, in bytes
-    log: LogConfig
+    # __consumer_offsets' replicas, at most the live brokers when it is created
+    offsets_topic_replication_factor: int
+    replica_lag_time_max_ms: int  # a follower this far behind leaves the ISR
+    auto_leader_rebalance_enable: bool  # preferred replicas take leadership back
+    replica_fetch_max_bytes: int  # a follower's fetch: per partition
+    replica_fetch_wait_max_ms: int  # a follower's fetch: longest wait
+    replica_fetch_min_bytes: int  # a follower's fetch: bytes to wait for
+    log: LogConfig  # also min.insync.replicas, unclean.leader.election.enable
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
     @property
@@ -231,6 +246,13 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         raise ConfigError(
             "max.connections.per.ip=0: allowed only with max.connections.per.ip.overrides"
         )
+    replica_lag_time_max_ms = _int(properties, "replica.lag.time.max.ms", 0)
+    replica_fetch_wait_max_ms = _int(properties, "replica.fetch.wait.max.ms", 0, 2**31 - 1)
+    if replica_fetch_wait_max_ms > replica_lag_time_max_ms:  # as Kafka requires
+        raise ConfigError(
+            f"replica.fetch.wait.max.ms={replica_fetch_wait_max_ms} must be at most "
+            f"replica.lag.time.max.ms={replica_lag_time_max_ms}, or followers drop out of the ISR"
+        )
     return BrokerConfig(
         broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
         listeners=listeners,
@@ -273,6 +295,14 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         max_broker_partitions=_optional_int(properties, "max.broker.partitions", 1, 2**31 - 1),
         max_connections_per_ip_overrides=per_ip_overrides,
         queued_max_request_bytes=_queued_max_request_bytes(properties, socket_request_max_bytes),
+        offsets_topic_replication_factor=_int(
+            properties, "offsets.topic.replication.factor", 1, 2**15 - 1
+        ),
+        replica_lag_time_max_ms=replica_lag_time_max_ms,
+        auto_leader_rebalance_enable=_bool(properties, "auto.leader.rebalance.enable"),
+        replica_fetch_max_bytes=_int(properties, "replica.fetch.max.bytes", 0, 2**31 - 1),
+        replica_fetch_wait_max_ms=replica_fetch_wait_max_ms,
+        replica_fetch_min_bytes=_int(properties, "replica.fetch.min.bytes", 0, 2**31 - 1),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -20,6 +20,7 @@ from wirekafka.protocol.messages.incremental_alter_configs import ConfigOperatio
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE
 
 TOPIC, BROKER, LOGGER = 2, 4, 8
+SOURCE_TOPIC_CONFIG, SOURCE_STATIC_BROKER_CONFIG, SOURCE_DEFAULT_CONFIG = 1, 4, 5
 SET, DELETE, APPEND, SUBTRACT = (
     ConfigOperation.SET,
     ConfigOperation.DELETE,
@@ -258,3 +259,46 @@ def test_alter_configs_replaces_every_override(broker, version):
         ErrorCode.INVALID_REQUEST
     )
     assert overrides(broker, "t") == {"cleanup.policy": "compact"}
+
+
+def test_replication_configs_are_described_for_topics_and_the_broker(make_broker):
+    broker = make_broker({"min.insync.replicas": "2"})
+    broker.create_topic("t")
+    assert alter(broker, (TOPIC, "t", [("unclean.leader.election.enable", SET, "true")])) == [
+        (ErrorCode.NONE, None)
+    ]
+    found = described(broker, "t")
+    assert found["min.insync.replicas"] == ("2", SOURCE_STATIC_BROKER_CONFIG)
+    assert found["unclean.leader.election.enable"] == ("true", SOURCE_TOPIC_CONFIG)
+    request = DescribeConfigsRequest(
+        resources=[
+            DescribeConfigsResource(
+                resource_type=BROKER, resource_name="0", configuration_keys=None
+            )
+        ]
+    )
+    [result] = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, request).results
+    configs = {c.name: (c.value, c.config_source) for c in result.configs}
+    default = SOURCE_DEFAULT_CONFIG
+    assert {key: configs[key] for key in REPLICATION_KEYS} == {
+        "min.insync.replicas": ("2", SOURCE_STATIC_BROKER_CONFIG),
+        "unclean.leader.election.enable": ("false", default),
+        "offsets.topic.replication.factor": ("3", default),
+        "replica.lag.time.max.ms": ("30000", default),
+        "auto.leader.rebalance.enable": ("true", default),
+        "replica.fetch.max.bytes": ("1048576", default),
+        "replica.fetch.wait.max.ms": ("500", default),
+        "replica.fetch.min.bytes": ("1", default),
+    }
+
+
+REPLICATION_KEYS = (
+    "min.insync.replicas",
+    "unclean.leader.election.enable",
+    "offsets.topic.replication.factor",
+    "replica.lag.time.max.ms",
+    "auto.leader.rebalance.enable",
+    "replica.fetch.max.bytes",
+    "replica.fetch.wait.max.ms",
+    "replica.fetch.min.bytes",
+)

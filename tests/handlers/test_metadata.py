@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from tests.handlers.support import TestBroker, make_batch
+from wirekafka.broker.cluster import BrokerEndpoint
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
@@ -236,3 +237,61 @@ def test_partition_dirs_without_metadata_are_adopted(broker):
     broker.restart()
     assert summary(metadata(broker, 12, None)) == [("orphan", ErrorCode.NONE, 2)]
     assert broker.log_end("orphan", 1) == 1
+
+
+@pytest.mark.parametrize("version", [5, 7, 9, 12])
+def test_partitions_give_their_isr_offline_replicas_and_leader_epoch(broker, version):
+    broker.create_topic("t", 2)
+    [topic] = metadata(broker, version, ["t"]).topics
+    assert [
+        (p.leader_id, p.replica_nodes, p.isr_nodes, p.offline_replicas, p.leader_epoch)
+        for p in topic.partitions
+    ] == [(0, [0], [0], [], 0 if version >= 7 else -1)] * 2
+
+
+class Replicated:
+    """Broker 0 of three, broker 2 gone: partition 0 led by 1, partition 1 by
+    nobody (its ISR, [2], is dead), partition 2 by 2 still, as a stale state says."""
+
+    def __init__(self, brokers):
+        self.live = brokers
+
+    def brokers(self):
+        return self.live
+
+    def controller_id(self):
+        return 0
+
+    def leader(self, topic, partition):
+        return [1, -1, 2][partition]
+
+    def replicas(self, topic, partition):
+        return [[1, 2, 0], [2, 0, 1], [2, 1, 0]][partition]
+
+    def isr(self, topic, partition):
+        return [[1, 0], [2], [2, 1, 0]][partition]
+
+    def leader_epoch(self, topic, partition):
+        return [3, 4, 5][partition]
+
+
+def test_a_replicated_partition_names_its_replicas_isr_and_offline_ones(broker):
+    broker.create_topic("t", 3)
+    broker.ctx.cluster = Replicated([BrokerEndpoint(n, "localhost", 9092 + n) for n in (0, 1)])
+    [topic] = metadata(broker, 12, ["t"]).topics
+    assert [
+        (
+            p.error_code,
+            p.leader_id,
+            p.leader_epoch,
+            p.replica_nodes,
+            p.isr_nodes,
+            p.offline_replicas,
+        )
+        for p in topic.partitions
+    ] == [
+        (ErrorCode.NONE, 1, 3, [1, 2, 0], [1, 0], [2]),
+        (ErrorCode.LEADER_NOT_AVAILABLE, -1, 4, [2, 0, 1], [2], [2]),
+        # a leader that is not a live broker is no leader, as in Kafka's MetadataCache
+        (ErrorCode.LEADER_NOT_AVAILABLE, -1, 5, [2, 1, 0], [2, 1, 0], [2]),
+    ]

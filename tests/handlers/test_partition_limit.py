@@ -134,10 +134,20 @@ class ThreeBrokers:
     def replicas(self, topic: str, partition: int) -> list[int]:
         return [partition % 3]
 
+    def isr(self, topic: str, partition: int) -> list[int]:
+        return [partition % 3]
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        return 0
+
 
 def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
     config = broker_config_from_properties(
-        {"log.dirs": str(tmp_path / "logs"), "offsets.topic.num.partitions": "3"}
+        {
+            "log.dirs": str(tmp_path / "logs"),
+            "offsets.topic.num.partitions": "3",
+            "offsets.topic.replication.factor": "1",
+        }
     )
     logs = LogManager(config.log_dirs, config.log, FakeClock(), broker_id=0)
     logs.startup()
@@ -150,4 +160,28 @@ def test_in_a_cluster_a_broker_counts_its_replicas_and_its_share(tmp_path):
     refused = topics.check_new_topic("b", 19, 1, {})  # 7 here
     assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
     assert "bring this broker to 10 partitions, with 1 kept" in refused.message
+    # two replicas of 9 partitions spread over 3 brokers: 6 of them here
+    assert topics.check_new_topic("b", 9, 2, {}) is None
+    refused = topics.check_new_topic("b", 10, 2, {})  # 7 here
+    assert refused is not None and refused.code == ErrorCode.POLICY_VIOLATION
     logs.shutdown()
+
+
+@pytest.mark.parametrize(("configured", "replicas"), [("5", 3), ("3", 3), ("2", 2)])
+def test_the_offsets_topic_has_at_most_as_many_replicas_as_live_brokers(
+    tmp_path, configured, replicas
+):
+    config = broker_config_from_properties(
+        {"log.dirs": str(tmp_path / "logs"), "offsets.topic.replication.factor": configured}
+    )
+    logs = LogManager(config.log_dirs, config.log, FakeClock(), broker_id=0)
+    logs.startup()
+    store = ClusterMetadata(tmp_path / "topics.json")
+    topics = TopicManager(config, store, logs, ThreeBrokers(), 0)
+    assert topics.offsets_topic_replication_factor() == replicas
+    logs.shutdown()
+
+
+def test_a_single_broker_gets_an_offsets_topic_of_one_replica(broker):
+    assert broker.ctx.config.offsets_topic_replication_factor == 3
+    assert broker.ctx.topics.offsets_topic_replication_factor() == 1

@@ -21,7 +21,7 @@ from wirekafka.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
-from wirekafka.protocol.messages.metadata import MetadataRequest
+from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE
 from wirekafka.storage.config import TOPIC_LOG_KEYS
 
@@ -145,11 +145,37 @@ def test_invalid_config_is_invalid_config(broker, configs):
     assert not (broker.directory / "a-0").exists()
 
 
-@pytest.mark.parametrize("replication", [2, 3, 0, -2])
-def test_replication_factor_other_than_one(broker, replication):
+@pytest.mark.parametrize(
+    ("replication", "message"),
+    [
+        (2, "Replication factor: 2 larger than available brokers: 1."),
+        (3, "Replication factor: 3 larger than available brokers: 1."),
+        (0, "Replication factor must be larger than 0."),
+        (-2, "Replication factor must be larger than 0."),
+    ],
+)
+def test_replication_factor_other_than_one(broker, replication, message):
+    # one broker: Kafka's refusal, in Kafka's words
     [result] = create(broker, 7, creatable("a", 1, replication))
-    assert result.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.INVALID_REPLICATION_FACTOR,
+        message,
+    )
     assert broker.ctx.topics.topic("a") is None
+
+
+def test_the_default_replication_factor_applies_to_creation_and_auto_creation(make_broker):
+    broker = make_broker({"default.replication.factor": "3"})
+    [result] = create(broker, 7, creatable("a", 1, -1))
+    assert result.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert result.error_message == "Replication factor: 3 larger than available brokers: 1."
+    # auto-creation fails too, as Kafka's does with too few brokers alive
+    request = MetadataRequest(
+        topics=[MetadataRequestTopic(name="auto")], allow_auto_topic_creation=True
+    )
+    [topic] = broker.call(ApiKey.METADATA, 9, request).topics
+    assert topic.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert broker.ctx.topics.topic("auto") is None
 
 
 @pytest.mark.parametrize("partitions", [0, -2])

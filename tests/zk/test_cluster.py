@@ -3,16 +3,29 @@ it was, and the topic store raises MetadataSaveError, as the embedded file does.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import logging
+import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
+from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
 from wirekafka.zk.cluster import ZkCluster, ZkTopic, _Snapshot
 from wirekafka.zk.session import ZooKeeperError
+from wirekafka.zk.znodes import (
+    BrokerIdZNode,
+    BrokerRegistration,
+    EndPoint,
+    PartitionState,
+    TopicPartitionStateZNode,
+)
 
 
 class FailingClient:
@@ -42,7 +55,7 @@ class FailingClient:
             raise NoNodeError(path)
         self.nodes[path] = value
 
-    def get(self, path: str) -> tuple[bytes, Any]:
+    def get(self, path: str, **_: Any) -> tuple[bytes, Any]:
         self._maybe_fail()
         raise NoNodeError(path)
 
@@ -145,3 +158,209 @@ def test_the_controller_does_not_bring_back_a_topic_it_deleted_from_a_stale_snap
     assert not [p for p in client.nodes if p.startswith("/brokers/topics/doomed")]
     assert "/admin/delete_topics/doomed" not in client.nodes
     assert "/brokers/topics/kept/partitions/0/state" in client.nodes
+
+
+class Stat:
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+
+class VersionedClient(TreeClient):
+    """A TreeClient whose znodes have versions, checked on set as ZooKeeper does."""
+
+    def __init__(self, *paths: str) -> None:
+        super().__init__(*paths)
+        self.versions: dict[str, int] = dict.fromkeys(paths, 0)
+        self.before_set: Callable[[str], None] | None = None  # a write racing ours
+
+    def exists(self, path: str) -> bool:
+        return path in self.nodes
+
+    def ensure_path(self, path: str) -> None:
+        if path not in self.nodes:
+            self.create(path, makepath=True)
+
+    def create(self, path: str, value: bytes = b"", makepath: bool = False, **_: Any) -> None:
+        super().create(path, value, makepath)
+        self.versions[path] = 0
+
+    def get(self, path: str, **_: Any) -> tuple[bytes, Any]:
+        data, _ = super().get(path)
+        return data, Stat(self.versions[path])
+
+    def set(self, path: str, value: bytes, version: int = -1) -> Stat:
+        if self.before_set is not None:
+            hook, self.before_set = self.before_set, None
+            hook(path)
+        if path not in self.nodes:
+            raise NoNodeError(path)
+        if version != -1 and version != self.versions[path]:
+            raise BadVersionError(path)
+        self.nodes[path] = value
+        self.versions[path] += 1
+        return Stat(self.versions[path])
+
+
+def cluster_of(client: VersionedClient, live: list[int], **options: Any) -> ZkCluster:
+    cluster = ZkCluster(FakeSession(client), broker_id=0, **options)  # type: ignore[arg-type]
+    brokers = {b: ("127.0.0.1", 9092 + b) for b in live}
+    cluster._snapshot = _Snapshot(brokers, {}, {}, 0)
+    cluster._controller_epoch = 2
+    return cluster
+
+
+def topic_client() -> VersionedClient:
+    return VersionedClient(
+        "/admin", "/admin/delete_topics", "/brokers", "/brokers/topics", "/config", "/config/topics"
+    )
+
+
+STATE = "/brokers/topics/t/partitions/0/state"
+
+
+def test_topics_get_their_replication_factor_with_kafkas_assignment():
+    client = topic_client()
+    cluster = cluster_of(client, [0, 1, 2], rng=random.Random(3))
+    cluster.create_topic("t", 6, 3, {"min.insync.replicas": "2"})
+    expected = assign_replicas([0, 1, 2], 6, 3, rng=random.Random(3))
+    written = json.loads(client.nodes["/brokers/topics/t"])
+    assert written["partitions"] == {str(p): list(r) for p, r in expected.items()}
+    topic = cluster.topic("t")
+    assert topic is not None and topic.replicas == expected and topic.replication_factor == 3
+    with pytest.raises(InvalidReplicationFactor, match="Replication factor: 4 larger"):
+        cluster.create_topic("u", 1, 4, {})
+    # added partitions keep the replication factor, or take the replicas given
+    cluster.add_partitions("t", 8, [])
+    grown = json.loads(client.nodes["/brokers/topics/t"])["partitions"]
+    assert [len(grown[str(p)]) for p in range(8)] == [3] * 8
+    cluster.add_partitions("t", 9, [[2, 0, 1]])
+    assert json.loads(client.nodes["/brokers/topics/t"])["partitions"]["8"] == [2, 0, 1]
+    assert store_of(cluster).topic("t") == TopicDefinition("t", 9, {"min.insync.replicas": "2"}, 3)
+
+
+def store_of(cluster: ZkCluster) -> ZkTopicStore:
+    return ZkTopicStore(cluster)
+
+
+def controlled(client: VersionedClient, cluster: ZkCluster) -> None:
+    """A controller round: control, then read the cache as the run loop does."""
+    cluster._control()
+    cluster._snapshot = cluster._read()
+
+
+def test_the_controller_writes_kafkas_state_and_moves_leaders_with_the_brokers(caplog):
+    client = topic_client()
+    cluster = cluster_of(client, [0, 1, 2])
+    client.create("/brokers/ids", makepath=True)
+    for broker in (0, 1, 2):
+        client.create(f"/brokers/ids/{broker}", BrokerIdZNode.encode(registration(broker)))
+    cluster.create_topic("t", 1, 3, {})
+    client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[1,2,0]}}'
+    cluster._snapshot = cluster._read()
+    controlled(client, cluster)
+    assert json.loads(client.nodes[STATE]) == {
+        "controller_epoch": 2, "leader": 1, "version": 1, "leader_epoch": 0, "isr": [1, 2, 0],
+    }  # fmt: skip
+    assert cluster.partition_state("t", 0) == (PartitionState(1, 0, (1, 2, 0), 2), 0)
+    # broker 1 goes: leader 2, ISR without 1, epoch 1
+    del client.nodes["/brokers/ids/1"]
+    cluster._snapshot = cluster._read()
+    with caplog.at_level(logging.INFO, logger="wirekafka.zk"):
+        controlled(client, cluster)
+    assert cluster.partition_state("t", 0) == (PartitionState(2, 1, (2, 0), 2), 1)
+    assert "t-0 leader 2, ISR [2, 0], leader epoch 1" in caplog.text
+    # it returns, is put back in the ISR by the leader, and takes its leadership back
+    client.create("/brokers/ids/1", BrokerIdZNode.encode(registration(1)))
+    cluster._snapshot = cluster._read()
+    controlled(client, cluster)
+    assert cluster.partition_state("t", 0) == (PartitionState(2, 1, (2, 0), 2), 1)
+    assert cluster.update_isr("t", 0, (2, 0, 1), 1) == 2
+    controlled(client, cluster)
+    assert cluster.partition_state("t", 0) == (PartitionState(1, 2, (2, 0, 1), 2), 3)
+
+
+def registration(broker: int) -> BrokerRegistration:
+    return BrokerRegistration((EndPoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092 + broker),))
+
+
+def test_a_state_changed_under_the_controller_is_left_for_the_next_round():
+    client = topic_client()
+    cluster = cluster_of(client, [0, 1])
+    cluster.create_topic("t", 1, 2, {})
+    client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[0,1]}}'
+    cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
+    cluster._control()
+    assert TopicPartitionStateZNode.decode(client.nodes[STATE]).isr == (0, 1)
+    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={0: ("h", 1)})
+
+    def leader_shrinks_the_isr(path: str) -> None:
+        client.nodes[path] = TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 2))
+        client.versions[path] += 1
+
+    client.before_set = leader_shrinks_the_isr
+    cluster._control()  # its write fails on the version: nothing overwritten
+    assert TopicPartitionStateZNode.decode(client.nodes[STATE]) == PartitionState(0, 0, (0,), 2)
+    cluster._control()  # nothing left to do: broker 1 is out of the ISR already
+    assert client.versions[STATE] == 1
+
+
+def test_a_topics_unclean_election_setting_wins_over_the_brokers():
+    client = topic_client()
+    cluster = cluster_of(client, [0, 1], unclean_leader_election_enable=False)
+    for name, configs in (("clean", {}), ("unclean", {"unclean.leader.election.enable": "true"})):
+        cluster.create_topic(name, 1, 2, configs)
+        client.nodes[f"/brokers/topics/{name}"] = b'{"partitions":{"0":[0,1]}}'
+        client.create(f"/brokers/topics/{name}/partitions", makepath=True)
+        client.create(f"/brokers/topics/{name}/partitions/0")
+        client.create(
+            f"/brokers/topics/{name}/partitions/0/state",
+            TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 1)),
+        )
+    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={1: ("h", 1)})
+    cluster._control()
+    leaders = {
+        name: TopicPartitionStateZNode.decode(
+            client.nodes[f"/brokers/topics/{name}/partitions/0/state"]
+        ).leader
+        for name in ("clean", "unclean")
+    }
+    assert leaders == {"clean": -1, "unclean": 1}
+
+
+def test_update_isr_writes_on_the_version_it_expects():
+    client = topic_client()
+    cluster = cluster_of(client, [0, 1, 2])
+    client.create(
+        STATE, TopicPartitionStateZNode.encode(PartitionState(0, 4, (0, 1, 2), 2)), makepath=True
+    )
+    cluster._read_partition_state("t", 0)
+    assert cluster.partition_state("t", 0) == (PartitionState(0, 4, (0, 1, 2), 2), 0)
+    assert cluster.update_isr("t", 0, (0, 1), 0) == 1
+    # same leader and leader epoch, the new ISR, in the cache too
+    assert json.loads(client.nodes[STATE]) == {
+        "controller_epoch": 2, "leader": 0, "version": 1, "leader_epoch": 4, "isr": [0, 1],
+    }  # fmt: skip
+    assert cluster.partition_state("t", 0) == (PartitionState(0, 4, (0, 1), 2), 1)
+    assert cluster.isr("t", 0) == (0, 1) and cluster.leader_epoch("t", 0) == 4
+    # a stale version: nothing written, the cache refreshed from ZooKeeper
+    client.nodes[STATE] = TopicPartitionStateZNode.encode(PartitionState(1, 5, (1,), 3))
+    client.versions[STATE] = 7
+    assert cluster.update_isr("t", 0, (0, 1, 2), 1) is None
+    assert cluster.partition_state("t", 0) == (PartitionState(1, 5, (1,), 3), 7)
+    assert TopicPartitionStateZNode.decode(client.nodes[STATE]).isr == (1,)
+    # a version newer than the cache's is read first, and written if it matches
+    client.nodes[STATE] = TopicPartitionStateZNode.encode(PartitionState(1, 6, (1, 2), 3))
+    client.versions[STATE] = 8
+    assert cluster.update_isr("t", 0, (1,), 8) == 9
+    assert cluster.partition_state("t", 0) == (PartitionState(1, 6, (1,), 3), 9)
+    with pytest.raises(ValueError, match="leaves out the leader 1"):
+        cluster.update_isr("t", 0, (0, 2), 9)
+    assert cluster.update_isr("u", 0, (0,), 0) is None  # no such partition
+
+
+def test_update_isr_raises_zookeeper_errors():
+    client = FailingClient()
+    cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
+    client.error = ConnectionLoss()
+    with pytest.raises(ZooKeeperError, match="updating the ISR of t-0"):
+        cluster.update_isr("t", 0, (0,), 0)

@@ -10,7 +10,8 @@ from typing import Protocol
 
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.worker_threads import blocking
-from wirekafka.zk.cluster import NO_LEADER, ZkCluster
+from wirekafka.zk.cluster import ZkCluster, ZkTopic
+from wirekafka.zk.election import NO_LEADER
 from wirekafka.zk.session import ZooKeeperError
 
 __all__ = [
@@ -34,13 +35,27 @@ class BrokerEndpoint:
 
 
 class ClusterView(Protocol):
-    def brokers(self) -> list[BrokerEndpoint]: ...
+    def brokers(self) -> list[BrokerEndpoint]:
+        """The live brokers."""
+        ...
 
     def controller_id(self) -> int: ...
 
-    def leader(self, topic: str, partition: int) -> int: ...
+    def leader(self, topic: str, partition: int) -> int:
+        """The partition's leader; NO_LEADER when it has none."""
+        ...
 
-    def replicas(self, topic: str, partition: int) -> list[int]: ...
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        """The partition's assigned replicas, preferred leader first."""
+        ...
+
+    def isr(self, topic: str, partition: int) -> list[int]:
+        """The partition's in-sync replicas, as its state says."""
+        ...
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch; -1 before it has a leader and ISR."""
+        ...
 
 
 class TopicStore(Protocol):
@@ -56,9 +71,9 @@ class TopicStore(Protocol):
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
 
-    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+    def add_partitions(self, name: str, partitions: int, brokers: list[list[int]]) -> None:
         """Raise a topic's partition count; ``brokers``: each new partition's
-        replica (empty: the store chooses)."""
+        replicas (empty: the store chooses, with the topic's replication factor)."""
         ...
 
     def remove_topic(self, name: str) -> bool: ...
@@ -84,6 +99,12 @@ class LocalCluster:
     def replicas(self, topic: str, partition: int) -> list[int]:
         return [self.endpoint.node_id]
 
+    def isr(self, topic: str, partition: int) -> list[int]:
+        return [self.endpoint.node_id]
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        return 0
+
 
 class ZkClusterView:
     def __init__(self, cluster: ZkCluster) -> None:
@@ -105,6 +126,12 @@ class ZkClusterView:
         found = self.cluster.topic(topic)
         return list(found.replicas.get(partition, ())) if found else []
 
+    def isr(self, topic: str, partition: int) -> list[int]:
+        return list(self.cluster.isr(topic, partition))
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        return self.cluster.leader_epoch(topic, partition)
+
 
 class ZkTopicStore:
     """Topics in ZooKeeper; producer-id blocks in ``/latest_producer_id_block``."""
@@ -114,20 +141,20 @@ class ZkTopicStore:
 
     def topic(self, name: str) -> TopicDefinition | None:
         found = self.cluster.topic(name)
-        return None if found is None else TopicDefinition(name, found.partitions, found.configs)
+        return None if found is None else _definition(found)
 
     def topics(self) -> dict[str, TopicDefinition]:
-        return {
-            name: TopicDefinition(name, t.partitions, t.configs)
-            for name, t in self.cluster.topics().items()
-        }
+        return {name: _definition(t) for name, t in self.cluster.topics().items()}
 
     @blocking
     def put_topics(self, topics: list[TopicDefinition]) -> None:
-        """Create topics (TopicAlreadyExists when one exists)."""
+        """Create topics (TopicAlreadyExists when one exists, InvalidReplicationFactor
+        when the live brokers are fewer than its replicas)."""
         with _recording():
             for topic in topics:
-                self.cluster.create_topic(topic.name, topic.partitions, topic.configs)
+                self.cluster.create_topic(
+                    topic.name, topic.partitions, topic.replication_factor, topic.configs
+                )
 
     @blocking
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
@@ -135,7 +162,7 @@ class ZkTopicStore:
             self.cluster.set_topic_configs(name, configs)
 
     @blocking
-    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+    def add_partitions(self, name: str, partitions: int, brokers: list[list[int]]) -> None:
         with _recording():
             self.cluster.add_partitions(name, partitions, brokers)
 
@@ -151,6 +178,10 @@ class ZkTopicStore:
     def allocate_producer_ids(self, count: int) -> range:
         with _recording():
             return self.cluster.allocate_producer_ids(count)
+
+
+def _definition(topic: ZkTopic) -> TopicDefinition:
+    return TopicDefinition(topic.name, topic.partitions, topic.configs, topic.replication_factor)
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ from wirekafka.storage.config import ConfigError, LogConfig, check_topic_keys, t
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.log_manager import LogManager
 from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
+from wirekafka.zk.assignment import InvalidReplicationFactor, replication_factor_error
 from wirekafka.zk.cluster import TopicAlreadyExists
 
 log = logging.getLogger("wirekafka.topics")
@@ -83,10 +84,11 @@ def topic_log_config(broker_config: LogConfig, topic: TopicDefinition | None) ->
     return broker_config.with_overrides(topic.configs) if topic and topic.configs else broker_config
 
 
-def adopted_topic(name: str, partitions: int) -> TopicDefinition:
+def adopted_topic(name: str, partitions: int, replication_factor: int = 1) -> TopicDefinition:
     """A topic found only as partition dirs, as it is recorded when adopted: an
     internal topic gets the configs the broker creates it with."""
-    return TopicDefinition(name, partitions, dict(_INTERNAL_TOPIC_CONFIGS.get(name, {})))
+    configs = dict(_INTERNAL_TOPIC_CONFIGS.get(name, {}))
+    return TopicDefinition(name, partitions, configs, replication_factor)
 
 
 @blocking
@@ -250,19 +252,27 @@ class TopicManager:
                 ErrorCode.INVALID_PARTITIONS,
                 f"number of partitions {partitions} must be at least 1",
             )
-        if replication_factor != 1:
-            return TopicError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"replication factor {replication_factor} is larger than the 1 available broker"
-                if replication_factor > 1
-                else f"replication factor {replication_factor} must be at least 1",
-            )
+        refused = replication_factor_error(replication_factor, self.live_brokers())
+        if refused is not None:
+            return TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, refused)
         try:
             check_topic_keys(configs)
             self.config.log.with_overrides(configs)
         except ConfigError as exc:
             return TopicError(ErrorCode.INVALID_CONFIG, str(exc))
-        return self._partition_limit_error(name, partitions)
+        return self._partition_limit_error(name, partitions, replication_factor)
+
+    def live_brokers(self) -> int:
+        """How many brokers are live (this one at least: a ZooKeeper cache that has
+        not seen its own registration yet still counts it)."""
+        return max(1, len(self.cluster.brokers()))
+
+    def offsets_topic_replication_factor(self) -> int:
+        """``offsets.topic.replication.factor``, at most the live brokers. Kafka
+        refuses to create ``__consumer_offsets`` until that many brokers are live;
+        here a small cluster (or a test's single broker) is not stuck without
+        consumer groups: the topic gets the replicas the live brokers can hold."""
+        return min(self.config.offsets_topic_replication_factor, self.live_brokers())
 
     # max.broker.partitions
 
@@ -278,13 +288,14 @@ class TopicManager:
             if me in replicas(name, partition)
         )
 
-    def _share(self, partitions: int) -> int:
+    def _share(self, partitions: int, replication_factor: int = 1) -> int:
         """How many of a new topic's partitions this broker would host at most:
-        ZooKeeper mode spreads them round robin over the live brokers."""
-        brokers = max(1, len(self.cluster.brokers()))
-        return -(-partitions // brokers)
+        ZooKeeper mode spreads their replicas evenly over the live brokers."""
+        return -(-partitions * replication_factor // self.live_brokers())
 
-    def _partition_limit_error(self, name: str, partitions: int) -> TopicError | None:
+    def _partition_limit_error(
+        self, name: str, partitions: int, replication_factor: int = 1
+    ) -> TopicError | None:
         """Refuse a topic that would take this broker past max.broker.partitions
         (KIP-578's key), which defaults to what its file descriptors allow.
 
@@ -299,7 +310,7 @@ class TopicManager:
         if limit is None:
             return None
         hosted = self.hosted_partitions()
-        adding = self._share(partitions)
+        adding = self._share(partitions, replication_factor)
         if name == OFFSETS_TOPIC:
             if hosted + adding > limit:
                 log.warning(
@@ -310,7 +321,9 @@ class TopicManager:
             return None
         reserved = 0
         if self.metadata.topic(OFFSETS_TOPIC) is None:
-            reserved = self._share(self.config.offsets_topic_num_partitions)
+            reserved = self._share(
+                self.config.offsets_topic_num_partitions, self.offsets_topic_replication_factor()
+            )
         if hosted + adding + reserved <= limit:
             return None
         kept = (
@@ -334,7 +347,7 @@ class TopicManager:
         error = self.check_new_topic(name, partitions, replication_factor, configs)
         if error is not None:
             return error
-        return self._create(TopicDefinition(name, partitions, dict(configs)))
+        return self._create(TopicDefinition(name, partitions, dict(configs), replication_factor))
 
     @blocking
     @_one_change_at_a_time
@@ -344,10 +357,12 @@ class TopicManager:
             raise ValueError(f"{name} is not an internal topic")
         if self.metadata.topic(name) is not None:
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-        error = self._partition_limit_error(name, partitions)  # for __consumer_offsets: a warning
+        replication_factor = self.offsets_topic_replication_factor()
+        # for __consumer_offsets: a warning
+        error = self._partition_limit_error(name, partitions, replication_factor)
         if error is not None:
             return error
-        return self._create(adopted_topic(name, partitions))
+        return self._create(adopted_topic(name, partitions, replication_factor))
 
     @blocking
     def _create(self, topic: TopicDefinition) -> TopicError | None:
@@ -356,13 +371,18 @@ class TopicManager:
             self.metadata.put_topics([topic])
         except TopicAlreadyExists:  # another broker created it meanwhile
             return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        except InvalidReplicationFactor as exc:  # brokers went away since the check
+            return TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
         except MetadataSaveError as exc:
             log.error("creating topic %s failed: %s", name, exc)
             return TopicError(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"topic {name!r} could not be recorded: {exc}"
             )
         self._create_local_logs(name, range(topic.partitions))
-        log.info("created topic %s with %d partitions", name, topic.partitions)
+        log.info(
+            "created topic %s with %d partitions, replication factor %d",
+            name, topic.partitions, topic.replication_factor,
+        )  # fmt: skip
         return None
 
     @blocking
@@ -466,8 +486,9 @@ class TopicManager:
         validate_only: bool = False,
     ) -> TopicError | None:
         """Raise a topic's partition count to ``count`` (CreatePartitions); each new
-        partition's replicas are given by ``assignments`` (one broker each: topics
-        here have one replica), or spread as at creation."""
+        partition's replicas are given by ``assignments`` (as many as the topic's
+        replication factor, live brokers, no broker twice), or placed as Kafka
+        places added partitions, with the topic's replication factor."""
         if name in INTERNAL_TOPICS:
             return TopicError(
                 ErrorCode.INVALID_REQUEST,
@@ -488,12 +509,18 @@ class TopicManager:
             return TopicError(
                 ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partitions} partitions."
             )
-        refused = self._assignment_error(count - topic.partitions, assignments)
-        refused = refused or self._partition_limit_error(name, count - topic.partitions)
+        refused = self._assignment_error(
+            count - topic.partitions, topic.replication_factor, assignments
+        )
+        refused = refused or self._partition_limit_error(
+            name, count - topic.partitions, topic.replication_factor
+        )
         if refused is not None or validate_only:
             return refused
         try:
-            self.metadata.add_partitions(name, count, [a[0] for a in assignments or []])
+            self.metadata.add_partitions(name, count, [list(a) for a in assignments or []])
+        except InvalidReplicationFactor as exc:
+            return TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
         except MetadataSaveError as exc:
             log.error("adding partitions to topic %s failed: %s", name, exc)
             return TopicError(
@@ -505,10 +532,17 @@ class TopicManager:
         return None
 
     def _assignment_error(
-        self, adding: int, assignments: list[list[int]] | None
+        self, adding: int, replication_factor: int, assignments: list[list[int]] | None
     ) -> TopicError | None:
+        """Kafka's checks of CreatePartitions' assignments (``AdminZkClient``); without
+        them, whether the live brokers can hold the topic's replication factor."""
         if assignments is None:
-            return None
+            refused = replication_factor_error(replication_factor, self.live_brokers())
+            return (
+                None
+                if refused is None
+                else TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, refused)
+            )
         if len(assignments) != adding:
             return TopicError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -517,16 +551,24 @@ class TopicManager:
             )
         live = {broker.node_id for broker in self.cluster.brokers()}
         for replicas in assignments:
-            if len(replicas) != 1:
+            if len(replicas) != replication_factor:
                 return TopicError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Inconsistent replication factor between partitions, partition 0 has 1 "
-                    f"while the new assignment {replicas} has {len(replicas)}.",
+                    f"Inconsistent replication factor between partitions, partition 0 has "
+                    f"{replication_factor} while the new assignment {replicas} has "
+                    f"{len(replicas)}.",
                 )
-            if replicas[0] not in live:
+            if len(set(replicas)) != len(replicas):
                 return TopicError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Unknown broker(s) in replica assignment: {replicas[0]}.",
+                    f"Duplicate brokers not allowed in replica assignment: "
+                    f"{', '.join(map(str, replicas))}.",
+                )
+            unknown = [r for r in replicas if r not in live]
+            if unknown:
+                return TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.",
                 )
         return None
 

@@ -1,4 +1,6 @@
-"""CreateTopics: partitions, replication factor 1, per-topic configs, validate_only."""
+"""CreateTopics: partitions, replication factor (``default.replication.factor`` for
+-1; at most the live brokers), per-topic configs, validate_only. Explicit replica
+assignments are taken only as this broker alone for every partition."""
 
 from __future__ import annotations
 

@@ -45,12 +45,20 @@ FIRST_TOPIC_ID_VERSION = 12  # the first in which Kafka accepts a topic named by
 
 
 def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
+    """Each partition's leader, leader epoch, replicas, ISR and the replicas whose
+    broker is not live. As Kafka's MetadataCache answers, a leader that is -1 or
+    not a live broker is LEADER_NOT_AVAILABLE with leader -1 (the rest still
+    given, so clients see whom the partition waits for)."""
     topic = ctx.topics.topic(name)
     assert topic is not None
     cluster = ctx.cluster
+    live = {broker.node_id for broker in cluster.brokers()}
     partitions = []
     for index in range(topic.partitions):
         leader = cluster.leader(name, index)
+        if leader not in live:
+            leader = NO_LEADER
+        replicas = cluster.replicas(name, index)
         partitions.append(
             MetadataResponsePartition(
                 error_code=ErrorCode.NONE
@@ -58,8 +66,10 @@ def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
                 else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=index,
                 leader_id=leader,
-                replica_nodes=cluster.replicas(name, index),
-                isr_nodes=[leader] if leader != NO_LEADER else [],
+                leader_epoch=cluster.leader_epoch(name, index),
+                replica_nodes=replicas,
+                isr_nodes=cluster.isr(name, index),
+                offline_replicas=[r for r in replicas if r not in live],
             )
         )
     return MetadataResponseTopic(

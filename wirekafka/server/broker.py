@@ -118,7 +118,11 @@ class Broker:
                 registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
                 self.zk_cluster = ZkCluster(
-                    joined.session, config.broker_id, trio.lowlevel.current_trio_token()
+                    joined.session,
+                    config.broker_id,
+                    trio.lowlevel.current_trio_token(),
+                    unclean_leader_election_enable=config.log.unclean_leader_election_enable,
+                    auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 )
                 await run_blocking(METADATA, self.zk_cluster.refresh)
             self.context = await run_blocking(

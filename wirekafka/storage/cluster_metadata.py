@@ -37,9 +37,14 @@ class MetadataSaveError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class TopicDefinition:
+    """A topic: its partition count, config overrides and replicas per partition
+    (always 1 in this file, whose one broker holds every partition; ZooKeeper
+    keeps the replicas themselves)."""
+
     name: str
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)
+    replication_factor: int = 1
 
 
 class ClusterMetadata:
@@ -113,7 +118,7 @@ class ClusterMetadata:
         self.put_topics([TopicDefinition(name, topic.partitions, dict(configs))])
 
     @blocking
-    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+    def add_partitions(self, name: str, partitions: int, brokers: list[list[int]]) -> None:
         """Raise a known topic's partition count (every partition is this broker's:
         ``brokers`` names no other)."""
         topic = self._topics[name]

@@ -42,6 +42,8 @@ class LogConfig:
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
     message_downconversion_enable: bool = True  # false: Fetch v0-v3 get UNSUPPORTED_VERSION
     max_message_bytes: int = 1048588  # largest record batch a produce may append
+    min_insync_replicas: int = 1  # acks=all needs this many in the ISR
+    unclean_leader_election_enable: bool = False  # a replica out of the ISR may lead
 
     @property
     def compact(self) -> bool:
@@ -88,6 +90,8 @@ BROKER_LOG_KEYS: dict[str, tuple[str, int]] = {
     "log.message.timestamp.type": ("message_timestamp_type", 1),
     "log.message.downconversion.enable": ("message_downconversion_enable", 1),
     "message.max.bytes": ("max_message_bytes", 1),
+    "min.insync.replicas": ("min_insync_replicas", 1),
+    "unclean.leader.election.enable": ("unclean_leader_election_enable", 1),
 }
 TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "segment.bytes": ("segment_bytes", 1),
@@ -107,6 +111,8 @@ TOPIC_LOG_KEYS: dict[str, tuple[str, int]] = {
     "message.timestamp.type": ("message_timestamp_type", 1),
     "message.downconversion.enable": ("message_downconversion_enable", 1),
     "max.message.bytes": ("max_message_bytes", 1),
+    "min.insync.replicas": ("min_insync_replicas", 1),
+    "unclean.leader.election.enable": ("unclean_leader_election_enable", 1),
 }
 # Kafka lets the finer unit win when several are given: ms over minutes over hours.
 _PRECEDENCE = {HOUR_MS: 0, MINUTE_MS: 1, 1: 2}
@@ -124,9 +130,15 @@ _MINIMUMS = {
     "max_compaction_lag_ms": 1,
     "file_delete_delay_ms": 0,
     "max_message_bytes": 0,
+    "min_insync_replicas": 1,
 }
 # positions in an index are int32; Kafka's sizes are ints
-_MAXIMUMS = {"segment_bytes": 2**31 - 1, "max_message_bytes": 2**31 - 1}
+_MAXIMUMS = {
+    "segment_bytes": 2**31 - 1,
+    "max_message_bytes": 2**31 - 1,
+    "min_insync_replicas": 2**31 - 1,
+}
+_BOOLEANS = frozenset({"message_downconversion_enable", "unclean_leader_election_enable"})
 
 
 def _parse(key: str, field: str, text: str, multiplier: int) -> Any:
@@ -143,7 +155,7 @@ def _parse(key: str, field: str, text: str, multiplier: int) -> Any:
         if text not in names:
             raise ConfigError(f"{key}={text!r}: expected CreateTime or LogAppendTime")
         return names[text]
-    if field == "message_downconversion_enable":
+    if field in _BOOLEANS:
         if text.lower() not in ("true", "false"):
             raise ConfigError(f"{key}={text!r}: expected true or false")
         return text.lower() == "true"

@@ -9,8 +9,11 @@ the new cache is put in place on the event loop. Handlers read the cache
 worker thread, as Kafka's admin path does: ``/config/topics/<t>`` and
 ``/brokers/topics/<t>`` for a new topic, ``/admin/delete_topics/<t>`` to
 delete one, and hand the change of the cache to the event loop. The broker
-that holds ``/controller`` elects partition leaders (the first live replica),
-writes each partition's ``state`` and carries out deletions.
+that holds ``/controller`` elects partition leaders and keeps their ISRs
+(:mod:`wirekafka.zk.election` decides, this module reads and writes), writes
+each partition's ``state`` and carries out deletions. A partition's leader
+changes its ISR itself (:meth:`ZkCluster.update_isr`), as Kafka's leaders do in
+ZooKeeper mode; every write of a ``state`` is conditional on the znode's version.
 
 Watches fire on kazoo's own thread: they only ask the event loop, through its
 trio token, to refresh soon.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +33,8 @@ from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, N
 from kazoo.handlers.threading import KazooTimeoutError
 
 from wirekafka.worker_threads import METADATA, blocking, run_blocking
+from wirekafka.zk.assignment import assign_replicas, replicas_for_new_partitions
+from wirekafka.zk.election import NO_LEADER, decide
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     CONFIG_TYPE_TOPIC,
@@ -56,7 +62,6 @@ from wirekafka.zk.znodes import (
 log = logging.getLogger("wirekafka.zk")
 
 REFRESH_SECONDS = 0.3
-NO_LEADER = -1
 
 
 class TopicAlreadyExists(Exception):
@@ -74,13 +79,26 @@ class ZkTopic:
     configs: dict[str, str]
     replicas: dict[int, tuple[int, ...]]
 
+    @property
+    def replication_factor(self) -> int:
+        """Partition 0's replica count, as Kafka takes a topic's (1 without partitions)."""
+        first = self.replicas.get(0)
+        return len(first) if first else 1
+
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     brokers: dict[int, tuple[str, int]]
     topics: dict[str, ZkTopic]
-    leaders: dict[tuple[str, int], int]
+    # (topic, partition) -> its state znode and that znode's version
+    states: dict[tuple[str, int], tuple[PartitionState, int]]
     controller_id: int
+
+
+def _flag(configs: dict[str, str], key: str, default: bool) -> bool:
+    """A topic's boolean override (checked when it was set); ``default`` without one."""
+    value = configs.get(key)
+    return default if value is None else value.strip().lower() == "true"
 
 
 class ZkCluster:
@@ -89,11 +107,22 @@ class ZkCluster:
         session: ZkSession,
         broker_id: int,
         trio_token: trio.lowlevel.TrioToken | None = None,
+        *,
+        unclean_leader_election_enable: bool = False,
+        auto_leader_rebalance_enable: bool = True,
+        rng: random.Random | None = None,
     ) -> None:
         """``trio_token``: the event loop that owns the cache (the broker's); without
-        one (tools, tests) the cache is changed by whoever calls."""
+        one (tools, tests) the cache is changed by whoever calls.
+        ``unclean_leader_election_enable``, ``auto_leader_rebalance_enable``: the
+        broker's settings, used while it is the controller (a topic's own
+        ``unclean.leader.election.enable`` wins). ``rng``: where the replica
+        assignment's random start and shift come from (seeded in tests)."""
         self.session = session
         self.broker_id = broker_id
+        self.unclean_leader_election_enable = unclean_leader_election_enable
+        self.auto_leader_rebalance_enable = auto_leader_rebalance_enable
+        self.rng = rng or random.Random()
         self._snapshot = _Snapshot({}, {}, {}, NO_LEADER)
         self._token = trio_token
         self._wake: trio.Event | None = None  # set on the event loop: refresh now
@@ -186,7 +215,7 @@ class ZkCluster:
                 if endpoint is not None and endpoint.host is not None:
                     brokers[int(child)] = (endpoint.host, endpoint.port)
         topics: dict[str, ZkTopic] = {}
-        leaders: dict[tuple[str, int], int] = {}
+        states: dict[tuple[str, int], tuple[PartitionState, int]] = {}
         for name in client.get_children(TopicsZNode.path, watch=self._watch):
             try:
                 assignment = TopicZNode.decode(
@@ -202,21 +231,20 @@ class ZkCluster:
             replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
             topics[name] = ZkTopic(name, len(replicas), configs, replicas)
             for partition in replicas:
-                try:
-                    state = TopicPartitionStateZNode.decode(
-                        client.get(
-                            TopicPartitionStateZNode.path(name, partition), watch=self._watch
-                        )[0]
+                with contextlib.suppress(NoNodeError, ZnodeFormatError):
+                    data, stat = client.get(
+                        TopicPartitionStateZNode.path(name, partition), watch=self._watch
                     )
-                    leaders[(name, partition)] = state.leader
-                except (NoNodeError, ZnodeFormatError):
-                    leaders[(name, partition)] = NO_LEADER
+                    states[(name, partition)] = (
+                        TopicPartitionStateZNode.decode(data),
+                        stat.version,
+                    )
         controller = NO_LEADER
         with contextlib.suppress(NoNodeError, ZnodeFormatError):
             controller = ControllerZNode.decode(
                 client.get(ControllerZNode.path, watch=self._watch)[0]
             )
-        return _Snapshot(brokers, topics, leaders, controller)
+        return _Snapshot(brokers, topics, states, controller)
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         return self._snapshot.brokers
@@ -230,19 +258,38 @@ class ZkCluster:
     def topics(self) -> dict[str, ZkTopic]:
         return self._snapshot.topics
 
+    def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
+        """The partition's state znode as last read or written, and its znode version
+        (what :meth:`update_isr` expects); None before the controller wrote one."""
+        return self._snapshot.states.get((topic, partition))
+
     def leader(self, topic: str, partition: int) -> int:
-        return self._snapshot.leaders.get((topic, partition), NO_LEADER)
+        found = self._snapshot.states.get((topic, partition))
+        return NO_LEADER if found is None else found[0].leader
+
+    def isr(self, topic: str, partition: int) -> tuple[int, ...]:
+        found = self._snapshot.states.get((topic, partition))
+        return () if found is None else found[0].isr
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch; -1 before it has a state (Kafka's unknown epoch)."""
+        found = self._snapshot.states.get((topic, partition))
+        return -1 if found is None else found[0].leader_epoch
 
     # admin writes (any broker)
 
     @blocking
-    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
-        """Assign replicas round robin over the live brokers, as Kafka's default
-        assignment does, and write the topic's config and assignment znodes.
-        Raises TopicAlreadyExists when the topic exists, ZooKeeperError when
-        ZooKeeper fails (the cache is left as it was; a config znode may be left
-        without its topic, which the next creation overwrites)."""
-        replicas = self._spread(name, range(partitions))
+    def create_topic(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> None:
+        """Assign ``replication_factor`` replicas to each partition over the live
+        brokers with Kafka's rack-unaware assignment (a random start and shift,
+        from :attr:`rng`), and write the topic's config and assignment znodes.
+        Raises InvalidReplicationFactor when the live brokers are too few,
+        TopicAlreadyExists when the topic exists, ZooKeeperError when ZooKeeper
+        fails (the cache is left as it was; a config znode may be left without its
+        topic, which the next creation overwrites)."""
+        replicas = assign_replicas(self._live_ids(), partitions, replication_factor, rng=self.rng)
         client = self.session.client
         try:
             if client.exists(TopicZNode.path(name)):
@@ -256,19 +303,18 @@ class ZkCluster:
             raise _unavailable(f"creating topic {name}", exc) from exc
         self._cache_topic(ZkTopic(name, partitions, dict(configs), replicas))
 
-    def _spread(self, name: str, partitions: range) -> dict[int, tuple[int, ...]]:
-        """One replica for each of ``partitions``: round robin over the live brokers,
-        from a start the topic's name picks."""
-        live = sorted(self._snapshot.brokers) or [self.broker_id]
-        start = sum(name.encode()) % len(live)
-        return {p: (live[(start + p) % len(live)],) for p in partitions}
+    def _live_ids(self) -> list[int]:
+        """The live brokers as cached (this one, before the cache has any)."""
+        return sorted(self._snapshot.brokers) or [self.broker_id]
 
     @blocking
-    def add_partitions(self, name: str, partitions: int, brokers: list[int]) -> None:
+    def add_partitions(self, name: str, partitions: int, brokers: list[list[int]]) -> None:
         """Raise a topic's partition count in ``/brokers/topics/<topic>`` (with a
-        version check); new partition i goes to ``brokers[i]`` or, without them,
-        round robin over the live brokers as at creation. The controller then
-        elects their leaders."""
+        version check); new partition i gets the replicas ``brokers[i]`` or,
+        without them, the topic's replication factor placed as Kafka places added
+        partitions (:func:`replicas_for_new_partitions`: InvalidReplicationFactor
+        when the live brokers are too few). The controller then elects their
+        leaders."""
         client = self.session.client
         try:
             while True:
@@ -277,9 +323,13 @@ class ZkCluster:
                 replicas = dict(assignment.partitions)
                 first = len(replicas)
                 if brokers:
-                    replicas.update({p: (brokers[p - first],) for p in range(first, partitions)})
+                    replicas.update(
+                        {p: tuple(brokers[p - first]) for p in range(first, partitions)}
+                    )
                 else:
-                    replicas.update(self._spread(name, range(first, partitions)))
+                    replicas.update(
+                        replicas_for_new_partitions(self._live_ids(), replicas, partitions)
+                    )
                 try:
                     client.set(
                         TopicZNode.path(name),
@@ -318,8 +368,7 @@ class ZkCluster:
 
     def _cache_topic(self, topic: ZkTopic) -> None:
         def change(snapshot: _Snapshot) -> _Snapshot:
-            topics = {**snapshot.topics, topic.name: topic}
-            return _Snapshot(snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id)
+            return dataclasses.replace(snapshot, topics={**snapshot.topics, topic.name: topic})
 
         self._publish(change)
 
@@ -333,7 +382,8 @@ class ZkCluster:
 
         def change(snapshot: _Snapshot) -> _Snapshot:
             topics = {k: v for k, v in snapshot.topics.items() if k != name}
-            return _Snapshot(snapshot.brokers, topics, snapshot.leaders, snapshot.controller_id)
+            states = {k: v for k, v in snapshot.states.items() if k[0] != name}
+            return dataclasses.replace(snapshot, topics=topics, states=states)
 
         self._publish(change)
 
@@ -418,7 +468,10 @@ class ZkCluster:
 
     @blocking
     def _control(self) -> None:
-        """Delete topics asked for, and give every partition its first live replica as leader."""
+        """Delete topics asked for, and give every partition the leader and ISR that
+        :func:`wirekafka.zk.election.decide` chooses for the live brokers. A state
+        that changed since it was read (its leader changed the ISR) is left for the
+        next round, which reads it again."""
         client = self.session.client
         deleted = set(client.get_children(DeleteTopicsZNode.path, watch=self._watch))
         for name in deleted:
@@ -428,40 +481,128 @@ class ZkCluster:
             client.delete(DeleteTopicsTopicZNode.path(name))
             log.info("controller: deleted topic %s", name)
         snapshot = self._snapshot  # may still hold the topics just deleted
-        live = snapshot.brokers
+        live = set(snapshot.brokers)
         for name, topic in snapshot.topics.items():
             if name in deleted:
                 continue
+            unclean = _flag(
+                topic.configs,
+                "unclean.leader.election.enable",
+                self.unclean_leader_election_enable,
+            )
             for partition, replicas in topic.replicas.items():
-                leader = next((r for r in replicas if r in live), NO_LEADER)
-                path = TopicPartitionStateZNode.path(name, partition)
-                try:
-                    data, stat = client.get(path)
-                except NoNodeError:
-                    state = PartitionState(
-                        leader, 0, (leader,) if leader != NO_LEADER else (), self._controller_epoch
-                    )
-                    self._create_partition_state(name, partition, state)
-                    continue
-                current = TopicPartitionStateZNode.decode(data)
-                if current.leader != leader:
-                    state = PartitionState(
-                        leader,
-                        current.leader_epoch + 1,
-                        (leader,) if leader != NO_LEADER else (),
-                        self._controller_epoch,
-                    )
-                    with contextlib.suppress(BadVersionError):
-                        client.set(
-                            path, TopicPartitionStateZNode.encode(state), version=stat.version
-                        )
-                        log.info(
-                            "controller: %s-%d leader %d -> %d",
-                            name,
-                            partition,
-                            current.leader,
-                            leader,
-                        )
+                self._control_partition(name, partition, replicas, live, unclean)
+
+    @blocking
+    def _control_partition(
+        self, name: str, partition: int, replicas: tuple[int, ...], live: set[int], unclean: bool
+    ) -> None:
+        client = self.session.client
+        path = TopicPartitionStateZNode.path(name, partition)
+        try:
+            data, stat = client.get(path)
+            current: PartitionState | None = TopicPartitionStateZNode.decode(data)
+            version = stat.version
+        except NoNodeError:
+            current, version = None, -1
+        except ZnodeFormatError as exc:  # left alone, the other partitions are controlled
+            log.warning("controller: %s-%d: %s", name, partition, exc)
+            return
+        decision = decide(
+            replicas,
+            current,
+            live,
+            controller_epoch=self._controller_epoch,
+            unclean_leader_election=unclean,
+            preferred_leader_election=self.auto_leader_rebalance_enable,
+        )
+        if decision is None:
+            return
+        if current is None:
+            self._create_partition_state(name, partition, decision.state)
+        else:
+            try:
+                client.set(path, TopicPartitionStateZNode.encode(decision.state), version=version)
+            except (BadVersionError, NoNodeError):
+                return  # changed (or deleted) meanwhile: the next round reads it again
+        state = decision.state
+        log.info(
+            "controller: %s-%d leader %d, ISR %s, leader epoch %d: %s",
+            name, partition, state.leader, list(state.isr), state.leader_epoch, decision.reason,
+        )  # fmt: skip
+
+    @blocking
+    def update_isr(
+        self, topic: str, partition: int, isr: tuple[int, ...], expected_version: int
+    ) -> int | None:
+        """The partition leader's change of its ISR (Kafka's ``AlterIsr`` in ZooKeeper
+        mode): the state znode is rewritten with the same leader and leader epoch and
+        ``isr``, if its version is still ``expected_version`` (from
+        :meth:`partition_state`). Returns the znode's new version, the cache
+        updated; None when the version no longer matches (the controller or the
+        leader changed it, or it is gone), the cache refreshed from ZooKeeper. Raises
+        ZooKeeperError when ZooKeeper fails, ValueError for an ISR without the
+        leader."""
+        path = TopicPartitionStateZNode.path(topic, partition)
+        client = self.session.client
+        try:
+            cached = self.partition_state(topic, partition)
+            if cached is None or cached[1] != expected_version:
+                found = self._read_partition_state(topic, partition)
+                if found is None or found[1] != expected_version:
+                    return None
+                cached = found
+            base = cached[0]
+            if base.leader not in isr:
+                raise ValueError(
+                    f"{topic}-{partition}: ISR {list(isr)} leaves out the leader {base.leader}"
+                )
+            state = dataclasses.replace(base, isr=tuple(isr))
+            try:
+                stat = client.set(
+                    path, TopicPartitionStateZNode.encode(state), version=expected_version
+                )
+            except (BadVersionError, NoNodeError):
+                self._read_partition_state(topic, partition)
+                return None
+        except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
+            raise _unavailable(f"updating the ISR of {topic}-{partition}", exc) from exc
+        version: int = stat.version
+        self._cache_partition_state(topic, partition, (state, version))
+        log.info(
+            "%s-%d: ISR %s -> %s (leader %d, leader epoch %d)",
+            topic, partition, list(base.isr), list(state.isr), state.leader, state.leader_epoch,
+        )  # fmt: skip
+        return version
+
+    @blocking
+    def _read_partition_state(
+        self, topic: str, partition: int
+    ) -> tuple[PartitionState, int] | None:
+        """Read one state znode into the cache (None, and out of the cache, when gone)."""
+        try:
+            data, stat = self.session.client.get(
+                TopicPartitionStateZNode.path(topic, partition), watch=self._watch
+            )
+        except NoNodeError:
+            found = None
+        else:
+            found = (TopicPartitionStateZNode.decode(data), stat.version)
+        self._cache_partition_state(topic, partition, found)
+        return found
+
+    def _cache_partition_state(
+        self, topic: str, partition: int, found: tuple[PartitionState, int] | None
+    ) -> None:
+        def change(snapshot: _Snapshot) -> _Snapshot:
+            states = dict(snapshot.states)
+            if found is None:
+                states.pop((topic, partition), None)
+            else:
+                states[(topic, partition)] = found
+            return dataclasses.replace(snapshot, states=states)
+
+        self._publish(change)
 
     @blocking
     def _create_partition_state(self, name: str, partition: int, state: PartitionState) -> None:

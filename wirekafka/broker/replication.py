@@ -33,7 +33,7 @@ from wirekafka.broker.appends import AppendWatch
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import PartitionLog
 from wirekafka.worker_threads import LOG_DIRS, METADATA, run_blocking
-from wirekafka.zk.cluster import NO_LEADER
+from wirekafka.zk.election import NO_LEADER
 from wirekafka.zk.znodes import PartitionState
 
 log = logging.getLogger("wirekafka.replication")
@@ -123,6 +123,7 @@ class ReplicaManager:
         self.followed: dict[tuple[str, int], Followed] = {}
         self.followers_changed = trio.Event()  # set when the followed partitions change
         self._wake = trio.Event()
+        self._reconciling = trio.Lock()
 
     # roles
 
@@ -136,13 +137,17 @@ class ReplicaManager:
             if now >= next_isr_check:
                 await self._shrink_isrs(now)
                 next_isr_check = now + max(self.lag_s / 2, RECONCILE_SECONDS)
-            await self._expand_isrs()
+            await self._expand_isrs(now)
             with trio.move_on_after(RECONCILE_SECONDS):
                 await self._wake.wait()
             self._wake = trio.Event()
 
     async def reconcile(self) -> None:
         """Lead, follow or drop each local replica as the cluster cache says."""
+        async with self._reconciling:
+            await self._reconcile()
+
+    async def _reconcile(self) -> None:
         me = self.broker_id
         led: dict[tuple[str, int], Led] = {}
         followed: dict[tuple[str, int], Followed] = {}
@@ -247,6 +252,15 @@ class ReplicaManager:
     def leading(self, topic: str, partition: int) -> Led | None:
         return self.led.get((topic, partition))
 
+    async def leading_now(self, topic: str, partition: int) -> Led | None:
+        """:meth:`leading`, after a look at the cluster cache when this broker does not
+        lead the partition yet (the cache may have just made it leader)."""
+        led = self.led.get((topic, partition))
+        if led is None:
+            await self.reconcile()
+            led = self.led.get((topic, partition))
+        return led
+
     def follower_fetched(self, led: Led, replica_id: int, fetch_offset: int) -> None:
         """A follower asked for ``fetch_offset``: it has everything below it."""
         progress = led.followers.get(replica_id)
@@ -343,13 +357,17 @@ class ReplicaManager:
                 )
                 await self._write_isr(led, isr)
 
-    async def _expand_isrs(self) -> None:
+    async def _expand_isrs(self, now: float) -> None:
+        """Followers out of the ISR that have reached the high watermark and been
+        caught up lately (a stopped one has not, however far its log reaches) join."""
         for led in list(self.led.values()):
             high_watermark = led.log.high_watermark
             joining = [
                 r
                 for r, p in led.followers.items()
-                if r not in led.isr and p.end_offset >= high_watermark
+                if r not in led.isr
+                and p.end_offset >= high_watermark
+                and now - p.caught_up_s <= self.lag_s
             ]
             if joining and not led.isr_writing:
                 isr = tuple(r for r in led.replicas if r in led.isr or r in joining)

@@ -239,8 +239,10 @@ async def _append_partition(
     replicas = ctx.replicas
     if replicas is not None:  # a ZooKeeper cluster: replicated
         led = replicas.leading(topic, index)
-        if led is None:  # the cluster says it is led here, replication does not know yet
-            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership is moving here")
+        if led is None:  # the cluster says it is led here: replication may not know yet
+            led = await replicas.leading_now(topic, index)
+            if led is None:
+                return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership is moving")
         if acks == -1 and not replicas.enough_replicas(led):
             return _refuse(
                 index,

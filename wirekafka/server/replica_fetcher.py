@@ -270,7 +270,7 @@ class ReplicaFetchers:
                 )
             return
         records = data.records
-        if isinstance(records, (bytes, bytearray)) and records:  # decoded: bytes
+        if isinstance(records, (bytes, bytearray, memoryview)) and len(records):
             whole = _whole_batches_bytes(records)
             if whole:
                 payload = bytearray(memoryview(records)[:whole])
@@ -291,7 +291,7 @@ class ReplicaFetchers:
         partition_log.set_high_watermark(min(data.high_watermark, partition_log.log_end_offset))
 
 
-def _whole_batches_bytes(records: bytes | bytearray) -> int:
+def _whole_batches_bytes(records: bytes | bytearray | memoryview) -> int:
     """The length of the whole batches at the start of ``records`` (a fetch may end
     in a batch cut short by its byte budget)."""
     end = 0

@@ -403,6 +403,16 @@ class ReplicaManager:
             _release_waiters(led)
 
 
+def leader_epoch_error(led: Led, current_leader_epoch: int) -> ErrorCode | None:
+    """Whether a request's ``current_leader_epoch`` (-1: none given) is this
+    leader's: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer."""
+    if 0 <= current_leader_epoch < led.leader_epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if current_leader_epoch > led.leader_epoch:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    return None
+
+
 def _release_waiters(led: Led) -> None:
     """Answer every acks=all wait of ``led`` now (leadership moved, or the ISR fell
     below ``min.insync.replicas``): each looks at why itself."""

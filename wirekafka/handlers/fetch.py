@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import trio
 
 from wirekafka.broker.context import BrokerContext
-from wirekafka.broker.replication import ReplicaManager
+from wirekafka.broker.replication import ReplicaManager, leader_epoch_error
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -188,13 +188,10 @@ def _follower_fetched(
     led = replicas.leading(topic, asked.partition)
     if led is None:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
-    epoch = asked.current_leader_epoch
-    if 0 <= epoch < led.leader_epoch:
-        return ErrorCode.FENCED_LEADER_EPOCH
-    if epoch > led.leader_epoch:
-        return ErrorCode.UNKNOWN_LEADER_EPOCH
-    replicas.follower_fetched(led, replica_id, asked.fetch_offset)
-    return None
+    error = leader_epoch_error(led, asked.current_leader_epoch)
+    if error is None:
+        replicas.follower_fetched(led, replica_id, asked.fetch_offset)
+    return error
 
 
 def _uncompressed(data: bytes) -> bool:

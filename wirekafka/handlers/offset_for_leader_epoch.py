@@ -13,6 +13,7 @@ log end. ``current_leader_epoch``, when given, must be the leader's.
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.replication import leader_epoch_error
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -34,15 +35,9 @@ async def _end_offset(
         return EpochEndOffset(error_code=found, partition=asked.partition)
     led = ctx.replicas.leading(topic, asked.partition) if ctx.replicas is not None else None
     if led is not None:
-        current = asked.current_leader_epoch
-        if 0 <= current < led.leader_epoch:
-            return EpochEndOffset(
-                error_code=ErrorCode.FENCED_LEADER_EPOCH, partition=asked.partition
-            )
-        if current > led.leader_epoch:
-            return EpochEndOffset(
-                error_code=ErrorCode.UNKNOWN_LEADER_EPOCH, partition=asked.partition
-            )
+        error = leader_epoch_error(led, asked.current_leader_epoch)
+        if error is not None:
+            return EpochEndOffset(error_code=error, partition=asked.partition)
     if asked.leader_epoch < 0:
         return EpochEndOffset(error_code=ErrorCode.NONE, partition=asked.partition)
     epochs = found.leader_epochs

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import struct
 
 import trio
 
@@ -24,6 +23,7 @@ from wirekafka.broker.cluster import ClusterView
 from wirekafka.broker.replication import Followed, ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
+from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.fetch import (
     FetchPartition,
@@ -49,7 +49,7 @@ FETCH_VERSION = 11  # replica_id, current_leader_epoch, log_start_offset; not fl
 OFFSET_FOR_LEADER_EPOCH_VERSION = 3  # with replica_id
 RETRY_BACKOFF_S = 0.5  # Kafka's replica.fetch.backoff.ms, after a failed round
 CONNECT_TIMEOUT_S = 5.0
-_SIZE = struct.Struct(">i")
+RECEIVE_BYTES = 1 << 20
 CLIENT_ID = "wirekafka-replica-fetcher"
 
 
@@ -60,13 +60,13 @@ class _LeaderConnection:
         self.stream = stream
         self.broker_id = broker_id
         self._correlation = itertools.count(1)
-        self._buffer = bytearray()
+        self._frames = FrameDecoder()
 
     async def call(self, api_key: int, version: int, body: object, timeout_s: float) -> object:
         correlation_id = next(self._correlation)
         request = encode_request(RequestHeader(api_key, version, correlation_id, CLIENT_ID), body)
         with trio.fail_after(timeout_s):
-            await self.stream.send_all(_SIZE.pack(len(request)) + request)
+            await self.stream.send_all(encode_frame(request))
             frame = await self._read_frame()
         header, response = decode_response(api_key, version, frame)
         if header.correlation_id != correlation_id:
@@ -74,20 +74,13 @@ class _LeaderConnection:
         return response
 
     async def _read_frame(self) -> bytearray:
-        buffer = self._buffer
-        while True:
-            if len(buffer) >= 4:
-                (size,) = _SIZE.unpack_from(buffer)
-                if size < 0:
-                    raise ProtocolError(f"negative frame size {size}")
-                if len(buffer) >= 4 + size:
-                    frame = buffer[4 : 4 + size]
-                    del buffer[: 4 + size]
-                    return frame
-            chunk = await self.stream.receive_some(1 << 20)
+        frames = self._frames
+        while (frame := frames.next_frame()) is None:
+            chunk = await self.stream.receive_some(RECEIVE_BYTES)
             if not chunk:
                 raise ConnectionError("the leader closed the connection")
-            buffer += chunk
+            frames.receive_data(chunk)
+        return frame
 
 
 class ReplicaFetchers:
@@ -154,10 +147,12 @@ class ReplicaFetchers:
     async def _truncate(self, connection: _LeaderConnection, partitions: list[Followed]) -> None:
         """Drop what the leader does not have: each partition's log past the end
         the leader gives for the follower's latest epoch."""
-        asked = [f for f in partitions if f.log.leader_epochs.latest_epoch >= 0]
-        for followed in partitions:
-            if followed.log.leader_epochs.latest_epoch < 0:
-                await self._truncate_to(followed, followed.log.high_watermark)
+        asked = []
+        for waiting in partitions:
+            if waiting.log.leader_epochs.latest_epoch >= 0:
+                asked.append(waiting)
+            else:  # no epochs to ask about: Kafka's fallback, the high watermark
+                await self._truncate_to(waiting, waiting.log.high_watermark)
         if not asked:
             return
         topics: dict[str, list[OffsetForLeaderPartition]] = {}
@@ -180,10 +175,9 @@ class ReplicaFetchers:
         by_key = {(f.topic, f.partition): f for f in asked}
         for topic in response.topics:
             for answer in topic.partitions:
-                asker = by_key.get((topic.topic, answer.partition))
-                if asker is None:
+                followed = by_key.get((topic.topic, answer.partition))
+                if followed is None:
                     continue
-                followed = asker
                 if answer.error_code != ErrorCode.NONE:
                     log.info(
                         "%s-%d: the leader answered OffsetForLeaderEpoch with %s",
@@ -193,16 +187,20 @@ class ReplicaFetchers:
                     )
                     followed.retry_later()
                     continue
+                partition_log = followed.log
                 if answer.end_offset < 0:  # the leader knows no such epoch: Kafka's fallback
-                    await self._truncate_to(followed, followed.log.high_watermark)
+                    await self._truncate_to(followed, partition_log.high_watermark)
                     continue
-                epoch_end = followed.log.leader_epochs.end_offset_for(
-                    answer.leader_epoch, followed.log.log_end_offset
-                )[1]
-                # an epoch the leader ended earlier than this log did ends there
-                end = min(answer.end_offset, followed.log.log_end_offset)
-                if answer.leader_epoch < followed.log.leader_epochs.latest_epoch and epoch_end >= 0:
-                    end = min(end, epoch_end)
+                end = min(answer.end_offset, partition_log.log_end_offset)
+                epochs = partition_log.leader_epochs
+                if answer.leader_epoch < epochs.latest_epoch:
+                    # the leader lacks this log's latest epoch: this log's records of the
+                    # epoch the leader answered for end where the next epoch starts here
+                    own_end = epochs.end_offset_for(
+                        answer.leader_epoch, partition_log.log_end_offset
+                    )[1]
+                    if own_end >= 0:
+                        end = min(end, own_end)
                 await self._truncate_to(followed, end)
 
     async def _truncate_to(self, followed: Followed, offset: int) -> None:

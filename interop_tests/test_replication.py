@@ -9,7 +9,6 @@ the ISR is below ``min.insync.replicas``.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Iterator
@@ -21,11 +20,10 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import NotEnoughReplicasError
-from kazoo.client import KazooClient
 
 from interop_tests.broker import Broker
 from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
-from interop_tests.test_zk_cluster import known_brokers, metadata, wait_for
+from interop_tests.test_zk_cluster import Cluster, metadata, wait_for
 from interop_tests.zookeeper import ZooKeeper
 
 BROKERS = 3
@@ -36,44 +34,27 @@ LAG_MS = 2000
 SESSION_TIMEOUT_MS = 30_000
 
 
-class ReplicatedCluster:
-    def __init__(self, root: Path) -> None:
-        self.zookeeper = ZooKeeper(root / "zookeeper").start()
-        self.brokers = {
-            node: Broker(
-                root / f"broker-{node}" / "data",
-                {
-                    "broker.id": str(node),
-                    "zookeeper.connect": self.zookeeper.connect_string,
-                    "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
-                    "replica.lag.time.max.ms": str(LAG_MS),
-                    "min.insync.replicas": "2",
-                    "default.replication.factor": "3",
-                    "offsets.topic.replication.factor": "1",
-                    "group.initial.rebalance.delay.ms": "0",
-                },
-            )
-            for node in range(BROKERS)
-        }
-        self.kazoo = KazooClient(self.zookeeper.connect_string)
+class ReplicatedCluster(Cluster):
+    """Three brokers on a ZooKeeper of their own, followers lagging after LAG_MS."""
 
-    def start(self) -> None:
-        self.kazoo.start(timeout=TIMEOUT_S)
-        for broker in self.brokers.values():
-            broker.start()
-        for broker in self.brokers.values():
-            wait_for(
-                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
-                f"broker {broker.data_dir} to know every broker",
-            )
+    def __init__(self, root: Path) -> None:
+        super().__init__(
+            ZooKeeper(root / "zookeeper").start(),
+            root,
+            {
+                "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                "replica.lag.time.max.ms": str(LAG_MS),
+                "min.insync.replicas": "2",
+                "default.replication.factor": "3",
+                "offsets.topic.replication.factor": "1",
+            },
+        )
 
     def close(self) -> None:
-        for broker in self.brokers.values():
+        for broker in self.brokers.values():  # stopped ones go on, to be killed
             if broker.process is not None and broker.process.poll() is None:
                 os.kill(broker.process.pid, signal.SIGCONT)
-            broker.close()
-        self.kazoo.stop()
-        self.kazoo.close()
+        super().close()
         self.zookeeper.close()
 
     @property
@@ -81,12 +62,10 @@ class ReplicatedCluster:
         return ",".join(b.bootstrap for b in self.brokers.values())
 
     def state(self, topic: str, partition: int) -> dict:  # type: ignore[type-arg]
-        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        return json.loads(self.kazoo.get(path)[0])
+        return self.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
 
     def replicas(self, topic: str, partition: int) -> list[int]:
-        assignment = json.loads(self.kazoo.get(f"/brokers/topics/{topic}")[0])
-        return list(assignment["partitions"][str(partition)])
+        return list(self.json(f"/brokers/topics/{topic}")["partitions"][str(partition)])
 
     def stop_all(self) -> None:
         """SIGTERM to every broker at once (the active segments lose their preallocated
@@ -97,9 +76,10 @@ class ReplicatedCluster:
     def leaders_isr(self, topic: str, partition: int) -> set[int]:
         """The ISR as the partition's leader answers Metadata: in ZooKeeper (the state
         znode) and in the leader's own cache."""
-        leader = self.brokers[self.state(topic, partition)["leader"]]
+        state = self.state(topic, partition)
+        leader = self.brokers[state["leader"]]
         (answer,) = [p for t in metadata(leader, topic).topics for p in t.partitions]
-        in_zookeeper = set(self.state(topic, partition)["isr"])
+        in_zookeeper = set(state["isr"])
         return set(answer.isr_nodes) if set(answer.isr_nodes) == in_zookeeper else set()
 
     def segment_bytes(self, node: int, topic: str, partition: int) -> bytes:

@@ -45,7 +45,10 @@ BROKERS = 3
 
 
 class Cluster:
-    def __init__(self, zookeeper: ZooKeeper, root: Path) -> None:
+    def __init__(
+        self, zookeeper: ZooKeeper, root: Path, settings: dict[str, str] | None = None
+    ) -> None:
+        """``settings``: more broker keys, or other values for these."""
         self.zookeeper = zookeeper
         self.brokers = {
             node: Broker(
@@ -55,6 +58,7 @@ class Cluster:
                     "zookeeper.connect": zookeeper.connect_string,
                     "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
                     "group.initial.rebalance.delay.ms": "0",
+                    **(settings or {}),
                 },
             )
             for node in range(BROKERS)
@@ -62,9 +66,16 @@ class Cluster:
         self.kazoo = KazooClient(zookeeper.connect_string)
 
     def start(self) -> None:
+        """Start every broker and wait until each knows them all: topics are spread
+        over the brokers a broker knows (its cache catches up within REFRESH_SECONDS)."""
         self.kazoo.start(timeout=TIMEOUT_S)
         for broker in self.brokers.values():
             broker.start()
+        for broker in self.brokers.values():
+            wait_for(
+                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
+                f"broker {broker.data_dir} to know every broker",
+            )
 
     def close(self) -> None:
         for broker in self.brokers.values():
@@ -106,13 +117,6 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     made = Cluster(zookeeper, tmp_path)
     try:
         made.start()
-        # Topics are spread over the brokers a broker knows: each must know them all
-        # before a test creates one (its cache catches up within REFRESH_SECONDS).
-        for broker in made.brokers.values():
-            wait_for(
-                lambda broker=broker: len(known_brokers(broker)) == BROKERS,
-                f"broker {broker.data_dir} to know every broker",
-            )
         yield made
     finally:
         # Shown by pytest only when the test failed: what each broker logged.

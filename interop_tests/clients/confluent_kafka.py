@@ -182,6 +182,8 @@ class ConfluentKafka(ClientAdapter):
     name = "confluent-kafka"
     capabilities = frozenset(Capability)  # every one
     cross_codec = "snappy"
+    # librdkafka sends a batch uncompressed when the codec's output would be larger.
+    compresses_every_batch = False
     missing_topic_error = r"UNKNOWN_TOPIC"
     finds_timestamps = False  # offsets_for_times gives offsets only
 

@@ -126,6 +126,8 @@ class Kcat(ClientAdapter):
     finds_timestamps = False  # -Q prints offsets only
     describe_creates_topics = True  # -L asks Metadata as a producer, which may create
     producer_per_partition = True
+    # librdkafka sends a batch uncompressed when the codec's output would be larger.
+    compresses_every_batch = False
     missing_topic_error = r"Unknown topic or partition"
 
     def make_samples(

@@ -37,7 +37,8 @@ SESSION_TIMEOUT_MS = 30_000
 class ReplicatedCluster(Cluster):
     """Three brokers on a ZooKeeper of their own, followers lagging after LAG_MS."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, settings: dict[str, str] | None = None) -> None:
+        """``settings``: more broker keys, or other values for these."""
         super().__init__(
             ZooKeeper(root / "zookeeper").start(),
             root,
@@ -47,6 +48,7 @@ class ReplicatedCluster(Cluster):
                 "min.insync.replicas": "2",
                 "default.replication.factor": "3",
                 "offsets.topic.replication.factor": "1",
+                **(settings or {}),
             },
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,10 +37,18 @@ SESSION_TIMEOUT_MS = 30_000
 class ReplicatedCluster(Cluster):
     """Three brokers on a ZooKeeper of their own, followers lagging after LAG_MS."""
 
-    def __init__(self, root: Path, settings: dict[str, str] | None = None) -> None:
-        """``settings``: more broker keys, or other values for these."""
+    def __init__(
+        self,
+        root: Path,
+        settings: dict[str, str] | None = None,
+        *,
+        zookeeper: ZooKeeper | None = None,
+        make_broker: Callable[[int, Path, dict[str, str]], Broker] | None = None,
+    ) -> None:
+        """``settings``: more broker keys, or other values for these; ``zookeeper``
+        (started; closed with the cluster), ``make_broker``: as :class:`Cluster`'s."""
         super().__init__(
-            ZooKeeper(root / "zookeeper").start(),
+            zookeeper or ZooKeeper(root / "zookeeper").start(),
             root,
             {
                 "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
@@ -50,6 +58,7 @@ class ReplicatedCluster(Cluster):
                 "offsets.topic.replication.factor": "1",
                 **(settings or {}),
             },
+            make_broker,
         )
 
     def close(self) -> None:

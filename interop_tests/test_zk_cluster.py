@@ -46,12 +46,19 @@ BROKERS = 3
 
 class Cluster:
     def __init__(
-        self, zookeeper: ZooKeeper, root: Path, settings: dict[str, str] | None = None
+        self,
+        zookeeper: ZooKeeper,
+        root: Path,
+        settings: dict[str, str] | None = None,
+        make_broker: Callable[[int, Path, dict[str, str]], Broker] | None = None,
     ) -> None:
-        """``settings``: more broker keys, or other values for these."""
+        """``settings``: more broker keys, or other values for these; ``make_broker``:
+        the broker of a node id, given its data dir and keys (default: Broker)."""
         self.zookeeper = zookeeper
+        make = make_broker or (lambda _, data_dir, keys: Broker(data_dir, keys))
         self.brokers = {
-            node: Broker(
+            node: make(
+                node,
                 root / f"broker-{node}" / "data",
                 {
                     "broker.id": str(node),

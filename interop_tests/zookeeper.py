@@ -2,7 +2,7 @@
 
 :class:`ZooKeeper` starts a standalone server on a free port with a data dir
 (and a ``zoo.cfg``) of its own, waits until a kazoo client can connect, and
-exposes :attr:`ZooKeeper.connect_string` (``127.0.0.1:PORT``), :meth:`stop`
+exposes :attr:`ZooKeeper.connect_string` (``127.0.0.1:PORT`` unless given a host), :meth:`stop`
 and :meth:`kill`. The fixtures ``zookeeper`` (one per test) and
 ``zookeeper_module`` (one per test module) give a started server and stop it
 afterwards. Import them in a test module (or a conftest) to use them::
@@ -56,9 +56,9 @@ def missing_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
@@ -91,7 +91,10 @@ def _listens_on(pid: int, port: int) -> bool:
 class ZooKeeper:
     """One standalone ZooKeeper server over a temp dir of its own."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, host: str = "127.0.0.1") -> None:
+        """``host``: the address it listens on (another than loopback for brokers in
+        network namespaces of their own)."""
+        self.host = host
         self._own_root = root is None
         self.root = Path(tempfile.mkdtemp(prefix="wirekafka-zk-")) if root is None else root
         self.root.mkdir(parents=True, exist_ok=True)
@@ -107,7 +110,7 @@ class ZooKeeper:
     def connect_string(self) -> str:
         if self.port is None:
             raise ZooKeeperError("ZooKeeper has not started")
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def running(self) -> bool:
@@ -125,7 +128,9 @@ class ZooKeeper:
         failure = ""
         for _ in range(START_ATTEMPTS):  # another process may take the free port first
             # a restart (start after stop or kill) keeps the port, for clients to reconnect
-            port = self.port if self._port_pinned and self.port is not None else _free_port()
+            port = (
+                self.port if self._port_pinned and self.port is not None else _free_port(self.host)
+            )
             self._spawn(port)
             try:
                 self._wait_until_serving(time.monotonic() + timeout)
@@ -146,7 +151,7 @@ class ZooKeeper:
                     "syncLimit=5",
                     f"dataDir={self.data_dir}",
                     f"clientPort={port}",
-                    "clientPortAddress=127.0.0.1",
+                    f"clientPortAddress={self.host}",
                     "maxClientCnxns=0",
                     "minSessionTimeout=1000",
                     "maxSessionTimeout=60000",
@@ -231,7 +236,7 @@ class ZooKeeper:
     def four_letter_word(self, word: str) -> str:
         """ZooKeeper's answer to a four-letter command (``cons``: each connection's
         session id and negotiated timeout)."""
-        with socket.create_connection(("127.0.0.1", self._require_port()), timeout=10.0) as sock:
+        with socket.create_connection((self.host, self._require_port()), timeout=10.0) as sock:
             sock.sendall(word.encode())
             chunks = []
             while data := sock.recv(65536):
@@ -256,7 +261,7 @@ class ZooKeeper:
     def _port_open(self) -> bool:
         assert self.port is not None
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+            with socket.create_connection((self.host, self.port), timeout=0.5):
                 return True
         except OSError:
             return False

@@ -1,0 +1,225 @@
+"""Numbered records written and read while brokers fail: who was told what, and the log
+at the end (Jepsen's way of checking a replicated log).
+
+:class:`Workload` runs, each in a thread of its own, idempotent acks=all
+producers of confluent-kafka and kafka-python, a confluent-kafka producer with
+acks=1 and no retries (Kafka's weaker promise, as a contrast) and a consumer
+reading along from the start. Each producer writes its own numbered values
+round robin over the partitions and notes the partition and offset of every
+value it was told is written. :meth:`Workload.check` then reads the whole
+topic and asserts Kafka's promises:
+
+* every value an acks=all producer was told is written is in the log at the
+  partition and offset it was told (none lost), and the acks=all producers
+  were told of no failure (they retry, within DELIVERY_TIMEOUT_MS);
+* no value is in the log twice (idempotence; the acks=1 producer does not
+  retry);
+* every record the consumer saw is still in the log where it saw it
+  (consumers read below the high watermark only).
+
+What the acks=1 producer lost is counted in the report, not asserted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import confluent_kafka
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
+
+DELIVERY_TIMEOUT_MS = 180_000  # longer than a test: a producer retries, never gives up
+SEND_PAUSE_S = 0.002  # each producer writes about 400 records a second
+IDEMPOTENT = {"enable.idempotence": True, "acks": "all"}
+LEADER_ONLY = {"enable.idempotence": False, "acks": "1", "message.send.max.retries": 0}
+
+
+@dataclass
+class Written:
+    """What a producer was told: (partition, offset) per acknowledged value, and errors."""
+
+    acknowledged: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def acked(self, value: bytes, partition: int, offset: int) -> None:
+        with self.lock:
+            self.acknowledged[value] = (partition, offset)
+
+    def failed(self, value: bytes, error: object) -> None:
+        with self.lock:
+            self.errors.append(f"{value!r}: {error}")
+
+    @property
+    def count(self) -> int:
+        with self.lock:
+            return len(self.acknowledged)
+
+
+@dataclass
+class Seen:
+    """(partition, offset) -> value of every record the consumer read, and what stopped
+    it if anything did."""
+
+    records: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    error: str = ""
+
+
+class Workload:
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.bootstrap, self.topic, self.partitions = bootstrap, topic, partitions
+        self.by_confluent, self.by_kafka_python, self.by_leader_only = (
+            Written(),
+            Written(),
+            Written(),
+        )
+        self.seen = Seen()
+        self._stop_writing, self._stop_reading = threading.Event(), threading.Event()
+        self._writers: list[threading.Thread] = []
+        self._readers: list[threading.Thread] = []
+
+    def start(self) -> Workload:
+        self._writers = _in_background(
+            lambda: self._write_confluent(self.by_confluent, IDEMPOTENT, b"confluent"),
+            lambda: self._write_kafka_python(self.by_kafka_python),
+            lambda: self._write_confluent(self.by_leader_only, LEADER_ONLY, b"acks-1"),
+        )
+        self._readers = _in_background(self._read_along)
+        return self
+
+    def progress(self) -> int:
+        """The fewer acknowledged records of the two acks=all producers."""
+        return min(self.by_confluent.count, self.by_kafka_python.count)
+
+    def counts(self) -> tuple[int, int, int]:
+        """Acknowledged records: confluent-kafka's, kafka-python's, acks=1's."""
+        return (self.by_confluent.count, self.by_kafka_python.count, self.by_leader_only.count)
+
+    def abandon(self) -> None:
+        """Stop every thread soon, checking nothing (a test that failed)."""
+        self._stop_writing.set()
+        self._stop_reading.set()
+
+    def stop(self) -> None:
+        """Stop writing, wait for every record sent to be answered, stop reading."""
+        self._stop_writing.set()
+        for thread in self._writers:
+            thread.join(DELIVERY_TIMEOUT_MS / 1000)
+            assert not thread.is_alive(), "a producer did not finish"
+        self._stop_reading.set()
+        for thread in self._readers:
+            thread.join(60)
+            assert not thread.is_alive(), "the consumer did not finish"
+
+    def check(self) -> str:
+        """Read the whole topic and assert Kafka's promises (the module's docstring);
+        a report of what the clients saw."""
+        consumer = KafkaConsumer(
+            bootstrap_servers=self.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
+        )
+        consumer.assign(self._partitions())
+        consumer.seek_to_beginning()
+        log = {(r.partition, r.offset): r.value for r in read_to_end(consumer)}
+        consumer.close()
+        at = {value: position for position, value in log.items()}
+
+        def lost(written: Written) -> dict[bytes, tuple[int, int]]:
+            return {v: p for v, p in written.acknowledged.items() if at.get(v) != p}
+
+        report = (
+            f"{len(log)} records in the log; acknowledged (lost, errors): confluent-kafka "
+            f"{self.by_confluent.count} ({len(lost(self.by_confluent))}, "
+            f"{len(self.by_confluent.errors)}), kafka-python {self.by_kafka_python.count} "
+            f"({len(lost(self.by_kafka_python))}, {len(self.by_kafka_python.errors)}), acks=1 "
+            f"{self.by_leader_only.count} ({len(lost(self.by_leader_only))}, "
+            f"{len(self.by_leader_only.errors)}); the consumer saw {len(self.seen.records)}"
+        )
+        print(report)
+        assert self.seen.error == ""
+        assert len(at) == len(log), "a record is in the log twice"
+        for written in (self.by_confluent, self.by_kafka_python):
+            assert written.errors == []
+            assert lost(written) == {}, "acknowledged records are not where they were acknowledged"
+        disappeared = {p: v for p, v in self.seen.records.items() if log.get(p) != v}
+        assert disappeared == {}, f"{len(disappeared)} records a consumer saw are gone"
+        return report
+
+    def _partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(self.topic, p) for p in range(self.partitions)]
+
+    def _write_confluent(
+        self, written: Written, settings: dict[str, object], prefix: bytes
+    ) -> None:
+        producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "linger.ms": 5,
+                "message.timeout.ms": DELIVERY_TIMEOUT_MS,
+                **settings,
+            }
+        )
+
+        def delivered(
+            error: confluent_kafka.KafkaError | None, message: confluent_kafka.Message
+        ) -> None:
+            value = message.value()
+            assert value is not None
+            if error is None:
+                written.acked(value, message.partition(), message.offset())
+            else:
+                written.failed(value, error)
+
+        number = 0
+        while not self._stop_writing.is_set():
+            value = b"%s-%07d" % (prefix, number)
+            partition = number % self.partitions
+            producer.produce(self.topic, value=value, partition=partition, on_delivery=delivered)
+            number += 1
+            producer.poll(SEND_PAUSE_S)
+        remaining = producer.flush(DELIVERY_TIMEOUT_MS / 1000)
+        if remaining:
+            written.failed(b"", f"{remaining} records still undelivered at the end")
+
+    def _write_kafka_python(self, written: Written) -> None:
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=5,
+            delivery_timeout_ms=DELIVERY_TIMEOUT_MS,
+            request_timeout_ms=10_000,
+        )
+        number = 0
+        while not self._stop_writing.is_set():
+            value = b"kafka-python-%07d" % number
+            future = producer.send(self.topic, value=value, partition=number % self.partitions)
+            future.add_callback(lambda m, value=value: written.acked(value, m.partition, m.offset))
+            future.add_errback(lambda e, value=value: written.failed(value, e))
+            number += 1
+            time.sleep(SEND_PAUSE_S)
+        producer.flush(DELIVERY_TIMEOUT_MS / 1000)
+        producer.close()
+
+    def _read_along(self) -> None:
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, auto_offset_reset="earliest")
+        consumer.assign(self._partitions())
+        try:
+            while not self._stop_reading.is_set():
+                for records in consumer.poll(timeout_ms=200).values():
+                    for record in records:
+                        self.seen.records[(record.partition, record.offset)] = record.value
+        except Exception as exc:
+            self.seen.error = repr(exc)
+        finally:
+            consumer.close()
+
+
+def _in_background(*tasks: Callable[[], None]) -> list[threading.Thread]:
+    threads = [threading.Thread(target=task, daemon=True) for task in tasks]
+    for thread in threads:
+        thread.start()
+    return threads

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -89,7 +90,12 @@ class ReplicatedCluster(Cluster):
         znode) and in the leader's own cache."""
         state = self.state(topic, partition)
         leader = self.brokers[state["leader"]]
-        (answer,) = [p for t in metadata(leader, topic).topics for p in t.partitions]
+        (answer,) = [
+            p
+            for t in metadata(leader, topic).topics
+            for p in t.partitions
+            if p.partition_index == partition
+        ]
         in_zookeeper = set(state["isr"])
         return set(answer.isr_nodes) if set(answer.isr_nodes) == in_zookeeper else set()
 
@@ -232,3 +238,42 @@ def test_a_stopped_follower_leaves_the_isr_and_acks_all_needs_min_insync_replica
     assert read_topic(cluster, "guarded", 1) == [b"all three", b"two of three", b"all three again"]
     cluster.stop_all()
     assert cluster.logs_identical("guarded", 0)
+
+
+@pytest.mark.slow
+def test_replicas_go_where_createtopics_puts_them_and_a_stopped_leader_stalls_only_its_own(
+    cluster: ReplicatedCluster,
+) -> None:
+    """Broker 1 follows partition 0 on broker 0 and partition 1 on broker 2. While
+    broker 0 is stopped for three times ``replica.lag.time.max.ms``, broker 1 keeps
+    fetching partition 1: it stays in that ISR and acks=all (min.insync.replicas=2)
+    goes on succeeding there."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        admin.create_topics(
+            [NewTopic("placed", -1, -1, replica_assignments={0: [0, 1], 1: [2, 1]})]
+        )
+    finally:
+        admin.close()
+    assert cluster.json("/brokers/topics/placed")["partitions"] == {"0": [0, 1], "1": [2, 1]}
+    wait_for(
+        lambda: [set(cluster.state("placed", p)["isr"]) for p in (0, 1)] == [{0, 1}, {1, 2}],
+        "both partitions to have their two replicas in the ISR",
+    )
+    assert [cluster.state("placed", p)["leader"] for p in (0, 1)] == [0, 2]
+    wait_for(lambda: cluster.leaders_isr("placed", 1) == {1, 2}, "broker 2 to know its ISR")
+    producer = KafkaProducer(bootstrap_servers=cluster.brokers[2].bootstrap, acks="all", retries=0)
+    cluster.signal(0, signal.SIGSTOP)
+    try:
+        stopped_until = time.monotonic() + 3 * LAG_MS / 1000
+        sent = 0
+        while time.monotonic() < stopped_until:
+            producer.send("placed", value=b"%d" % sent, partition=1).get(timeout=TIMEOUT_S)
+            sent += 1
+            assert set(cluster.state("placed", 1)["isr"]) == {1, 2}
+            time.sleep(0.05)
+    finally:
+        cluster.signal(0, signal.SIGCONT)
+    producer.close()
+    assert sent > 0
+    assert read_topic(cluster, "placed", 2) == [b"%d" % i for i in range(sent)]

@@ -244,6 +244,8 @@ def test_replica_assignments(broker):
         (-1, {0: [0, 0]}, ErrorCode.INVALID_REPLICA_ASSIGNMENT),
         (-1, {1: [0]}, ErrorCode.INVALID_REPLICA_ASSIGNMENT),
         (2, {0: [0]}, ErrorCode.INVALID_REQUEST),
+        (-1, {0: []}, ErrorCode.INVALID_REPLICA_ASSIGNMENT),
+        (-1, {0: [0], 1: [0], 2: [0, 1]}, ErrorCode.INVALID_REPLICA_ASSIGNMENT),
     ],
 )
 def test_bad_replica_assignments(broker, partitions, assignments, code):

@@ -153,7 +153,11 @@ class ZkTopicStore:
         with _recording():
             for topic in topics:
                 self.cluster.create_topic(
-                    topic.name, topic.partitions, topic.replication_factor, topic.configs
+                    topic.name,
+                    topic.partitions,
+                    topic.replication_factor,
+                    topic.configs,
+                    topic.assignment,
                 )
 
     @blocking

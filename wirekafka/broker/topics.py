@@ -234,7 +234,12 @@ class TopicManager:
         return found
 
     def check_new_topic(
-        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: tuple[tuple[int, ...], ...] = (),
     ) -> TopicError | None:
         """Whether a client may create this topic (CreateTopics, auto-creation)."""
         invalid = topic_name_error(name)
@@ -252,9 +257,11 @@ class TopicManager:
                 ErrorCode.INVALID_PARTITIONS,
                 f"number of partitions {partitions} must be at least 1",
             )
-        refused = replication_factor_error(replication_factor, self.live_brokers())
+        refused = self._assignment_error(
+            partitions, replication_factor, [list(r) for r in assignment] if assignment else None
+        )
         if refused is not None:
-            return TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, refused)
+            return refused
         try:
             check_topic_keys(configs)
             self.config.log.with_overrides(configs)
@@ -341,13 +348,21 @@ class TopicManager:
     @blocking
     @_one_change_at_a_time
     def create_topic(
-        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: tuple[tuple[int, ...], ...] = (),
     ) -> TopicError | None:
-        """A client's topic (CreateTopics, auto-creation)."""
-        error = self.check_new_topic(name, partitions, replication_factor, configs)
+        """A client's topic (CreateTopics, auto-creation); ``assignment``: each
+        partition's replicas, as CreateTopics may give them (empty: placed here)."""
+        error = self.check_new_topic(name, partitions, replication_factor, configs, assignment)
         if error is not None:
             return error
-        return self._create(TopicDefinition(name, partitions, dict(configs), replication_factor))
+        return self._create(
+            TopicDefinition(name, partitions, dict(configs), replication_factor, assignment)
+        )
 
     @blocking
     @_one_change_at_a_time
@@ -534,8 +549,9 @@ class TopicManager:
     def _assignment_error(
         self, adding: int, replication_factor: int, assignments: list[list[int]] | None
     ) -> TopicError | None:
-        """Kafka's checks of CreatePartitions' assignments (``AdminZkClient``); without
-        them, whether the live brokers can hold the topic's replication factor."""
+        """Kafka's checks of the assignments of ``adding`` partitions (CreateTopics,
+        CreatePartitions; ``AdminZkClient``); without them, whether the live
+        brokers can hold the topic's replication factor."""
         if assignments is None:
             refused = replication_factor_error(replication_factor, self.live_brokers())
             return (

@@ -1,6 +1,7 @@
 """CreateTopics: partitions, replication factor (``default.replication.factor`` for
--1; at most the live brokers), per-topic configs, validate_only. Explicit replica
-assignments are taken only as this broker alone for every partition."""
+-1; at most the live brokers) or each partition's replicas (assignments: live
+brokers, no broker twice, as many for every partition), per-topic configs,
+validate_only."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ from wirekafka.worker_threads import METADATA, run_blocking
 DEFAULT_FROM_BROKER = -1
 
 
-def _partition_count(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, int] | TopicError:
+Assignment = tuple[tuple[int, ...], ...]
+
+
+def _layout(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, int, Assignment] | TopicError:
+    """Partitions, replication factor and the replicas asked for (empty: none)."""
     if topic.assignments:
         if (
             topic.num_partitions != DEFAULT_FROM_BROKER
@@ -37,38 +42,46 @@ def _partition_count(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, in
             return TopicError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partitions {indexes} are not 0..n-1"
             )
-        for assignment in topic.assignments:
-            if assignment.broker_ids != [ctx.endpoint.node_id]:
-                return TopicError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"partition {assignment.partition_index}: replicas {assignment.broker_ids} "
-                    f"must be this broker [{ctx.endpoint.node_id}] alone",
-                )
-        return len(indexes), 1
+        by_partition = {a.partition_index: tuple(a.broker_ids) for a in topic.assignments}
+        assignment = tuple(by_partition[p] for p in indexes)
+        empty = [p for p, replicas in enumerate(assignment) if not replicas]
+        if empty:
+            return TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partitions {empty} are given no replicas"
+            )
+        return len(indexes), len(assignment[0]), assignment
     partitions = topic.num_partitions
     if partitions == DEFAULT_FROM_BROKER:
         partitions = ctx.config.num_partitions
     replication = topic.replication_factor
     if replication == DEFAULT_FROM_BROKER:
         replication = ctx.config.default_replication_factor
-    return partitions, replication
+    return partitions, replication, ()
 
 
 async def _create(
     ctx: BrokerContext, topic: CreatableTopic, validate_only: bool
 ) -> CreatableTopicResult:
     result = CreatableTopicResult(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
-    counts = _partition_count(ctx, topic)
-    if isinstance(counts, TopicError):
-        error: TopicError | None = counts
+    layout = _layout(ctx, topic)
+    if isinstance(layout, TopicError):
+        error: TopicError | None = layout
     else:
-        partitions, replication = counts
+        partitions, replication, assignment = layout
         configs = {c.name: c.value for c in topic.configs if c.value is not None}
         if validate_only:
-            error = ctx.topics.check_new_topic(topic.name, partitions, replication, configs)
+            error = ctx.topics.check_new_topic(
+                topic.name, partitions, replication, configs, assignment
+            )
         else:
             error = await run_blocking(
-                METADATA, ctx.topics.create_topic, topic.name, partitions, replication, configs
+                METADATA,
+                ctx.topics.create_topic,
+                topic.name,
+                partitions,
+                replication,
+                configs,
+                assignment,
             )
     if error is not None:
         result.error_code, result.error_message = error.code, error.message

@@ -39,12 +39,15 @@ class MetadataSaveError(Exception):
 class TopicDefinition:
     """A topic: its partition count, config overrides and replicas per partition
     (always 1 in this file, whose one broker holds every partition; ZooKeeper
-    keeps the replicas themselves)."""
+    keeps the replicas themselves). ``assignment``: each partition's replicas as
+    a client asked for them at creation (CreateTopics' assignments); empty when
+    the cluster places them."""
 
     name: str
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)
     replication_factor: int = 1
+    assignment: tuple[tuple[int, ...], ...] = ()
 
 
 class ClusterMetadata:

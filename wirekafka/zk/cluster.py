@@ -25,7 +25,7 @@ import contextlib
 import dataclasses
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import trio
@@ -280,16 +280,26 @@ class ZkCluster:
 
     @blocking
     def create_topic(
-        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: Sequence[Sequence[int]] = (),
     ) -> None:
         """Assign ``replication_factor`` replicas to each partition over the live
         brokers with Kafka's rack-unaware assignment (a random start and shift,
-        from :attr:`rng`), and write the topic's config and assignment znodes.
+        from :attr:`rng`) unless ``assignment`` gives each partition's replicas,
+        and write the topic's config and assignment znodes.
         Raises InvalidReplicationFactor when the live brokers are too few,
         TopicAlreadyExists when the topic exists, ZooKeeperError when ZooKeeper
         fails (the cache is left as it was; a config znode may be left without its
         topic, which the next creation overwrites)."""
-        replicas = assign_replicas(self._live_ids(), partitions, replication_factor, rng=self.rng)
+        replicas = (
+            {p: tuple(brokers) for p, brokers in enumerate(assignment)}
+            if assignment
+            else assign_replicas(self._live_ids(), partitions, replication_factor, rng=self.rng)
+        )
         client = self.session.client
         try:
             if client.exists(TopicZNode.path(name)):

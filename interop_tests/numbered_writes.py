@@ -3,19 +3,24 @@ at the end (Jepsen's way of checking a replicated log).
 
 :class:`Workload` runs, each in a thread of its own, idempotent acks=all
 producers of confluent-kafka and kafka-python, a confluent-kafka producer with
-acks=1 and no retries (Kafka's weaker promise, as a contrast) and a consumer
-reading along from the start. Each producer writes its own numbered values
-round robin over the partitions and notes the partition and offset of every
-value it was told is written. :meth:`Workload.check` then reads the whole
-topic and asserts Kafka's promises:
+acks=1 and no retries (Kafka's weaker promise, as a contrast) and consumers of
+kafka-python and confluent-kafka reading along from the start. Each producer
+writes its own numbered values round robin over the partitions and notes the
+partition and offset of every value it was told is written (librdkafka tells
+no offset for the records of a request whose answer it lost when a later
+request of the same producer succeeds: their sequence numbers say they were
+written). :meth:`Workload.check` then reads the whole topic and asserts
+Kafka's promises:
 
 * every value an acks=all producer was told is written is in the log at the
   partition and offset it was told (none lost), and the acks=all producers
   were told of no failure (they retry, within DELIVERY_TIMEOUT_MS);
 * no value is in the log twice (idempotence; the acks=1 producer does not
   retry);
-* every record the consumer saw is still in the log where it saw it
-  (consumers read below the high watermark only).
+* every record a consumer saw is still in the log where it saw it (consumers
+  read below the high watermark only), and librdkafka's consumer, which checks
+  its position against the leader's epochs after each leader change
+  (KIP-320), never reports the log truncated under it.
 
 What the acks=1 producer lost is counted in the report, not asserted.
 """
@@ -30,9 +35,11 @@ from dataclasses import dataclass, field
 import confluent_kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
+from interop_tests.reading import IDLE_TIMEOUT_MS, end_offsets, read_to_end
+from interop_tests.support import Deadline
 
 DELIVERY_TIMEOUT_MS = 180_000  # longer than a test: a producer retries, never gives up
+HIGH_WATERMARK_TIMEOUT_S = 60.0
 SEND_PAUSE_S = 0.002  # each producer writes about 400 records a second
 IDEMPOTENT = {"enable.idempotence": True, "acks": "all"}
 LEADER_ONLY = {"enable.idempotence": False, "acks": "1", "message.send.max.retries": 0}
@@ -42,11 +49,12 @@ LEADER_ONLY = {"enable.idempotence": False, "acks": "1", "message.send.max.retri
 class Written:
     """What a producer was told: (partition, offset) per acknowledged value, and errors."""
 
-    acknowledged: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    # offset None: acknowledged without one (librdkafka's implicit acks)
+    acknowledged: dict[bytes, tuple[int, int | None]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def acked(self, value: bytes, partition: int, offset: int) -> None:
+    def acked(self, value: bytes, partition: int, offset: int | None) -> None:
         with self.lock:
             self.acknowledged[value] = (partition, offset)
 
@@ -77,7 +85,7 @@ class Workload:
             Written(),
             Written(),
         )
-        self.seen = Seen()
+        self.seen, self.seen_by_confluent = Seen(), Seen()
         self._stop_writing, self._stop_reading = threading.Event(), threading.Event()
         self._writers: list[threading.Thread] = []
         self._readers: list[threading.Thread] = []
@@ -88,7 +96,7 @@ class Workload:
             lambda: self._write_kafka_python(self.by_kafka_python),
             lambda: self._write_confluent(self.by_leader_only, LEADER_ONLY, b"acks-1"),
         )
-        self._readers = _in_background(self._read_along)
+        self._readers = _in_background(self._read_along, self._read_along_confluent)
         return self
 
     def progress(self) -> int:
@@ -122,13 +130,20 @@ class Workload:
             bootstrap_servers=self.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
         )
         consumer.assign(self._partitions())
+        self._wait_for_high_watermarks(consumer)
         consumer.seek_to_beginning()
         log = {(r.partition, r.offset): r.value for r in read_to_end(consumer)}
         consumer.close()
         at = {value: position for position, value in log.items()}
 
-        def lost(written: Written) -> dict[bytes, tuple[int, int]]:
-            return {v: p for v, p in written.acknowledged.items() if at.get(v) != p}
+        def lost(written: Written) -> dict[bytes, tuple[int, int | None]]:
+            return {
+                v: (partition, offset)
+                for v, (partition, offset) in written.acknowledged.items()
+                if (found := at.get(v)) is None
+                or found[0] != partition
+                or offset not in (None, found[1])
+            }
 
         report = (
             f"{len(log)} records in the log; acknowledged (lost, errors): confluent-kafka "
@@ -136,17 +151,43 @@ class Workload:
             f"{len(self.by_confluent.errors)}), kafka-python {self.by_kafka_python.count} "
             f"({len(lost(self.by_kafka_python))}, {len(self.by_kafka_python.errors)}), acks=1 "
             f"{self.by_leader_only.count} ({len(lost(self.by_leader_only))}, "
-            f"{len(self.by_leader_only.errors)}); the consumer saw {len(self.seen.records)}"
+            f"{len(self.by_leader_only.errors)}); the consumers saw {len(self.seen.records)} "
+            f"(kafka-python) and {len(self.seen_by_confluent.records)} (confluent-kafka)"
         )
         print(report)
-        assert self.seen.error == ""
+        for seen in (self.seen, self.seen_by_confluent):
+            assert seen.error == ""
+            disappeared = {p: v for p, v in seen.records.items() if log.get(p) != v}
+            assert disappeared == {}, f"{len(disappeared)} records a consumer saw are gone"
         assert len(at) == len(log), "a record is in the log twice"
         for written in (self.by_confluent, self.by_kafka_python):
             assert written.errors == []
-            assert lost(written) == {}, "acknowledged records are not where they were acknowledged"
-        disappeared = {p: v for p, v in self.seen.records.items() if log.get(p) != v}
-        assert disappeared == {}, f"{len(disappeared)} records a consumer saw are gone"
+            missing = lost(written)
+            assert missing == {}, (
+                f"{len(missing)} acknowledged records are not where they were acknowledged; "
+                "(value, acknowledged at, found at): "
+                f"{[(v, p, at.get(v)) for v, p in sorted(missing.items())[:10]]}"
+            )
         return report
+
+    def _wait_for_high_watermarks(self, consumer: KafkaConsumer) -> None:
+        """Until the end offsets pass every offset an acks=all producer was told. A
+        leader elected a moment ago has its followers' log ends to learn before its
+        high watermark (the end offset consumers are given) reaches what the last
+        leader's did; the reading would stop short meanwhile."""
+        wanted: dict[int, int] = {}
+        for written in (self.by_confluent, self.by_kafka_python):
+            for partition, offset in written.acknowledged.values():
+                if offset is not None:
+                    wanted[partition] = max(wanted.get(partition, 0), offset + 1)
+        deadline = Deadline(HIGH_WATERMARK_TIMEOUT_S)
+        while True:
+            ends = end_offsets(consumer, self._partitions())
+            if all(ends[TopicPartition(self.topic, p)] >= end for p, end in wanted.items()):
+                return
+            if deadline.left <= 0:  # the check of what was lost says which
+                return
+            time.sleep(0.1)
 
     def _partitions(self) -> list[TopicPartition]:
         return [TopicPartition(self.topic, p) for p in range(self.partitions)]
@@ -214,6 +255,44 @@ class Workload:
                         self.seen.records[(record.partition, record.offset)] = record.value
         except Exception as exc:
             self.seen.error = repr(exc)
+        finally:
+            consumer.close()
+
+    def _read_along_confluent(self) -> None:
+        """librdkafka's consumer checks its position with OffsetForLeaderEpoch after each
+        leader change (KIP-320): had it read a record that went, it would report log
+        truncation, an error here."""
+        consumer = confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": "read-along",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "error",  # a reset would be an error, not a quiet jump
+            }
+        )
+        consumer.assign(
+            [
+                confluent_kafka.TopicPartition(self.topic, p, confluent_kafka.OFFSET_BEGINNING)
+                for p in range(self.partitions)
+            ]
+        )
+        try:
+            while not self._stop_reading.is_set():
+                message = consumer.poll(0.2)
+                if message is None:
+                    continue
+                error = message.error()
+                if error is not None:
+                    if (
+                        not error.retriable()
+                        and error.code() != confluent_kafka.KafkaError._TRANSPORT
+                    ):
+                        self.seen_by_confluent.error = f"{error.name()}: {error.str()}"
+                        return
+                    continue
+                value = message.value()
+                assert value is not None
+                self.seen_by_confluent.records[(message.partition(), message.offset())] = value
         finally:
             consumer.close()
 

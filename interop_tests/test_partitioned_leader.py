@@ -96,6 +96,7 @@ def test_a_leader_cut_off_from_zookeeper_and_its_followers_acknowledges_nothing_
         f"the controller to elect a leader other than broker {leader}",
     )
     elected_s = time.monotonic() - cut_at
+    elected = cluster.state(TOPIC, 0)["leader"]
     # kafka-python's producer asks another broker for metadata after a timed-out
     # request; librdkafka's idempotent producer waits on the old leader, which goes on
     # naming itself leader until it hears from ZooKeeper again, as Kafka's would.
@@ -114,8 +115,8 @@ def test_a_leader_cut_off_from_zookeeper_and_its_followers_acknowledges_nothing_
     assert new_state["leader_epoch"] > epoch
     workload.stop()
     print(
-        f"leader {leader} cut off for {CUT_OFF_S:.0f} s; broker {new_state['leader']} "
-        f"led after {elected_s:.1f} s; acknowledged meanwhile (confluent-kafka, kafka-python, "
+        f"leader {leader} cut off for {CUT_OFF_S:.0f} s; broker {elected} led after "
+        f"{elected_s:.1f} s; acknowledged meanwhile (confluent-kafka, kafka-python, "
         f"acks=1): {during}"
     )
     workload.check()

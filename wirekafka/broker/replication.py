@@ -84,6 +84,9 @@ class Led:
     zk_version: int
     replicas: tuple[int, ...]
     followers: dict[int, FollowerProgress]
+    # The high watermark this leader reached (the log's own goes on moving once the
+    # replica follows another leader: an acks=all answer looks at this one).
+    high_watermark: int = 0
     isr_writing: bool = False
     waiters: list[tuple[int, trio.Event]] = field(default_factory=list)  # acks=all
 
@@ -214,6 +217,7 @@ class ReplicaManager:
             version,
             replicas,
             followers,
+            partition_log.high_watermark,
         )
         self._advance_high_watermark(led)
         return led
@@ -295,10 +299,9 @@ class ReplicaManager:
                 end = -1 if progress is None else progress.end_offset
                 if end < lowest:
                     lowest = end
-        if lowest <= partition_log.high_watermark:
+        if lowest <= led.high_watermark:
             return
-        partition_log.set_high_watermark(lowest)
-        high_watermark = partition_log.high_watermark
+        high_watermark = led.high_watermark = partition_log.set_high_watermark(lowest)
         waiters = led.waiters
         if waiters:
             done = [w for w in waiters if w[0] <= high_watermark]
@@ -312,8 +315,12 @@ class ReplicaManager:
         """acks=all: wait until the high watermark reaches ``end_offset`` (the offset
         after the batch). NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR fell
         below ``min.insync.replicas`` meanwhile, REQUEST_TIMED_OUT at the timeout,
-        NOT_LEADER_OR_FOLLOWER when leadership moved."""
-        if led.log.high_watermark < end_offset:
+        NOT_LEADER_OR_FOLLOWER when leadership moved first.
+
+        Only the high watermark this leader reached counts: once the replica
+        follows another leader, its log's high watermark is that leader's, over
+        records that may not be the ones appended here (they are truncated)."""
+        if led.high_watermark < end_offset:
             event = trio.Event()
             led.waiters.append((end_offset, event))
             with trio.move_on_after(max(timeout_s, 0)):
@@ -322,7 +329,7 @@ class ReplicaManager:
                 led.waiters = [w for w in led.waiters if w[1] is not event]
                 return ErrorCode.REQUEST_TIMED_OUT
         if self.led.get((led.topic, led.partition)) is not led:
-            if led.log.high_watermark >= end_offset:
+            if led.high_watermark >= end_offset:
                 return ErrorCode.NONE  # replicated before leadership moved
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         if len(led.isr) < led.log.config.min_insync_replicas:

@@ -228,6 +228,15 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     version = request.version
     deadline = trio.current_time() + max(body.max_wait_ms, 0) / 1000
     watched = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
+    replicas = ctx.replicas
+    if (
+        body.replica_id >= 0
+        and replicas is not None
+        and any(replicas.leading(*key) is None for key in watched)
+    ):
+        # a follower of a new leader epoch may ask before this broker's roles caught
+        # up with the cluster cache: they are brought up to date first
+        await replicas.reconcile()
     while True:
         responses, total, errors, conversions = await _read_all(ctx, body, version)
         if total >= body.min_bytes or errors or not watched or ctx.appends.closed:

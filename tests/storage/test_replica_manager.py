@@ -1,0 +1,127 @@
+"""The leader's side of replication (broker.replication.ReplicaManager) over a real
+partition log and a cluster cache the test writes: the high watermark from the
+followers' fetches, and what an acks=all wait answers when leadership moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import trio
+import trio.testing
+
+from tests.storage.helpers import make_batch
+from tests.storage.test_replicated_log import open_log
+from wirekafka.broker.appends import AppendWatch
+from wirekafka.broker.replication import ReplicaManager
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.storage.log import PartitionLog
+from wirekafka.zk.znodes import PartitionState
+
+ME, OTHER = 0, 1
+
+
+class Cache:
+    """A cluster cache holding one partition's state."""
+
+    def __init__(self, state: PartitionState) -> None:
+        self.state, self.version = state, 0
+
+    def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
+        return self.state, self.version
+
+    def update_isr(
+        self, topic: str, partition: int, isr: tuple[int, ...], expected_version: int
+    ) -> int | None:
+        return None
+
+    def move(self, state: PartitionState) -> None:
+        self.state, self.version = state, self.version + 1
+
+
+class Logs:
+    def __init__(self, log: PartitionLog, replicas: tuple[int, ...]) -> None:
+        self.log, self.replicas = log, replicas
+
+    def replica_assignments(self, broker_id: int) -> Iterator[tuple[str, int, tuple[int, ...]]]:
+        yield "t", 0, self.replicas
+
+    def replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        return self.log
+
+    def open_replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        return self.log
+
+
+def manager(  # type: ignore[no-untyped-def]
+    tmp_path, assigned: tuple[int, ...] = (ME, OTHER)
+) -> tuple[ReplicaManager, Cache, PartitionLog]:
+    log = open_log(tmp_path)
+    cache = Cache(PartitionState(ME, 0, assigned, 1))
+    replicas = ReplicaManager(
+        ME, cache, Logs(log, assigned), AppendWatch(), replica_lag_time_max_ms=10_000
+    )
+    return replicas, cache, log
+
+
+def test_the_high_watermark_is_the_smallest_log_end_in_the_isr(tmp_path) -> None:
+    replicas, _, log = manager(tmp_path)
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        for index in range(3):
+            log.append(bytearray(make_batch(index)), leader_epoch=0)
+        replicas.appended(led)
+        assert log.high_watermark == 0  # the follower has nothing yet
+        replicas.follower_fetched(led, OTHER, 3)
+        assert log.high_watermark == led.high_watermark == 3
+
+    trio.run(main)
+
+
+def test_acks_all_is_not_answered_from_a_high_watermark_reached_after_leadership_moved(
+    tmp_path,
+) -> None:
+    """The replica follows another leader before its followers had the batch: the
+    log's high watermark then comes from the new leader, over other records (the
+    batch is truncated), and must not answer the wait."""
+
+    replicas, cache, log = manager(tmp_path)
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        log.append(bytearray(make_batch(0)), leader_epoch=0)
+        end_offset = log.log_end_offset
+        answers: list[ErrorCode] = []
+
+        async def wait() -> None:
+            answers.append(await replicas.wait_replicated(led, end_offset, 10.0))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wait)
+            await trio.testing.wait_all_tasks_blocked()
+            cache.move(PartitionState(OTHER, 1, (OTHER,), 1))
+            await replicas.reconcile()  # follows OTHER now: the wait is released
+            log.set_high_watermark(end_offset)  # as a fetch from the new leader sets it
+        assert answers == [ErrorCode.NOT_LEADER_OR_FOLLOWER]
+
+    trio.run(main)
+
+
+def test_acks_all_on_a_partition_of_one_replica_is_answered_at_once(tmp_path) -> None:
+    replicas, _, log = manager(tmp_path, (ME,))
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        log.append(bytearray(make_batch(0)), leader_epoch=0)
+        replicas.appended(led)
+        with trio.fail_after(1):
+            answer = await replicas.wait_replicated(led, log.log_end_offset, 10.0)
+            assert answer == ErrorCode.NONE
+
+    trio.run(main)

@@ -158,6 +158,7 @@ def test_the_controller_does_not_bring_back_a_topic_it_deleted_from_a_stale_snap
     client = TreeClient(
         "/admin", "/admin/delete_topics", "/admin/delete_topics/doomed",
         "/brokers", "/brokers/topics", "/brokers/topics/doomed", "/brokers/topics/kept",
+        "/brokers/ids", "/brokers/ids/0",
     )  # fmt: skip
     cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
     topics = {
@@ -299,15 +300,24 @@ def registration(broker: int) -> BrokerRegistration:
     return BrokerRegistration((EndPoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092 + broker),))
 
 
+def register(client: VersionedClient, *brokers: int) -> None:
+    """The brokers' registrations, as the controller reads who is live."""
+    for broker in brokers:
+        client.create(
+            f"/brokers/ids/{broker}", BrokerIdZNode.encode(registration(broker)), makepath=True
+        )
+
+
 def test_a_state_changed_under_the_controller_is_left_for_the_next_round():
     client = topic_client()
     cluster = cluster_of(client, [0, 1])
+    register(client, 0, 1)
     cluster.create_topic("t", 1, 2, {})
     client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[0,1]}}'
     cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
     cluster._control()
     assert TopicPartitionStateZNode.decode(client.nodes[STATE]).isr == (0, 1)
-    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={0: ("h", 1)})
+    del client.nodes["/brokers/ids/1"]  # broker 1 goes
 
     def leader_shrinks_the_isr(path: str) -> None:
         client.nodes[path] = TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 2))
@@ -332,7 +342,7 @@ def test_a_topics_unclean_election_setting_wins_over_the_brokers():
             f"/brokers/topics/{name}/partitions/0/state",
             TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 1)),
         )
-    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={1: ("h", 1)})
+    register(client, 1)  # broker 0 is gone
     cluster._control()
     leaders = {
         name: TopicPartitionStateZNode.decode(
@@ -503,3 +513,17 @@ def test_the_shutdown_target_is_the_controller_and_this_brokers_epoch():
     client.connected = True
     del client.nodes["/controller"]
     assert broker.shutdown_target() is None
+
+
+def test_the_controller_reads_who_is_live_afresh():
+    """A broker that registered after the cache was read, and that its leader has put
+    back in the ISR already, is not taken out again as gone."""
+    client = topic_client()
+    cluster = cluster_of(client, [0, 2])  # the cache, from before broker 1 came back
+    register(client, 0, 1, 2)
+    client.create("/brokers/topics/t", b'{"partitions":{"0":[0,1,2]}}')
+    client.create(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 3, (0, 2, 1), 2)),
+                  makepath=True)  # fmt: skip
+    cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
+    cluster._control()
+    assert client.versions[STATE] == 0  # nothing written

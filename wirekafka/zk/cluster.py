@@ -513,6 +513,15 @@ class ZkCluster:
             return
 
     @blocking
+    def _registered(self) -> set[int]:
+        """The brokers registered in ``/brokers/ids`` now."""
+        registered = set()
+        for child in self.session.client.get_children(BrokerIdsZNode.path):
+            with contextlib.suppress(ValueError):
+                registered.add(int(child))
+        return registered
+
+    @blocking
     def _controller_epoch_znode(self) -> tuple[int, int]:
         """The epoch in ``/controller_epoch`` and its znode version; 0 for a new cluster."""
         client = self.session.client
@@ -538,7 +547,12 @@ class ZkCluster:
         """Delete topics asked for, and give every partition the leader and ISR that
         :func:`wirekafka.zk.election.decide` chooses for the live brokers. A state
         that changed since it was read (its leader changed the ISR) is left for the
-        next round, which reads it again."""
+        next round, which reads it again.
+
+        The live brokers are read afresh, as the states are: the cache may be a
+        round or two older (it is read again when this broker changed it meanwhile),
+        and a broker that registered since, whom a leader has already put back in its
+        ISR, would be taken out again as gone."""
         client = self.session.client
         deleted = set(client.get_children(DeleteTopicsZNode.path, watch=self._watch))
         for name in deleted:
@@ -548,7 +562,7 @@ class ZkCluster:
             client.delete(DeleteTopicsTopicZNode.path(name))
             log.info("controller: deleted topic %s", name)
         snapshot = self._snapshot  # may still hold the topics just deleted
-        live = set(snapshot.brokers)
+        live = self._registered()
         shutting_down = set(self._shutting_down)
         for name, topic in snapshot.topics.items():
             if name in deleted:
@@ -739,7 +753,7 @@ class ZkCluster:
                     f"registration's, {stat.czxid}"
                 )
             self._mark_shutting_down(broker_id, stat.czxid)
-            live = {int(child) for child in client.get_children(BrokerIdsZNode.path)}
+            live = self._registered()
             deleted = set(client.get_children(DeleteTopicsZNode.path))
             log.info(
                 "controller: controlled shutdown of broker %d (shutting down: %s)",

@@ -12,12 +12,12 @@ attempts in all (Kafka's count), except that the retries end at once when none
 of the partitions in question has another replica registered any more (the
 last broker of a cluster stopping): nobody could take them. In question are the
 remaining partitions after an answer, every partition this broker leads or
-follows after a failure. After an answer the broker
-waits, at most :data:`LEADERSHIP_WAIT_S`, until it leads no partition whose
-ISR has another live member (its cache has caught up with the controller's
-writes), so that what clients send it next is refused with
-NOT_LEADER_OR_FOLLOWER and retried at the new leaders. Then the normal shutdown
-runs, whatever happened here.
+follows after a failure. Then the broker waits, at most
+:data:`LEADERSHIP_WAIT_S`, until it leads no partition whose ISR has another
+live member (its cache has caught up with the controller's writes, even those
+of an answer that never arrived), so that what clients send it next is refused
+with NOT_LEADER_OR_FOLLOWER and retried at the new leaders. Then the normal
+shutdown runs, whatever happened here.
 """
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ async def controlled_shutdown(
     await replicas.begin_shutdown()
     attempts = config.controlled_shutdown_max_retries
     backoff_s = config.controlled_shutdown_retry_backoff_ms / 1000
-    answered = False
-    attempt = Attempt(error="no attempt made (controlled.shutdown.max.retries=0)")
+    attempt = Attempt()
+    if attempts == 0:
+        log.warning("controlled shutdown: no attempt (controlled.shutdown.max.retries=0)")
     for number in range(1, attempts + 1):
         attempt = await _ask_controller(zookeeper, broker_id)
-        answered = answered or attempt.answered
         if attempt.succeeded:
             break
         reason = attempt.error or f"partitions remaining: {_names(attempt.remaining)}"
@@ -106,8 +106,7 @@ async def controlled_shutdown(
             "controlled shutdown did not succeed; proceeding with the shutdown "
             "(the partitions still led here move when this broker's registration goes)"
         )
-    if answered:
-        await _wait_for_leaderships_to_move(replicas, cluster)
+    await _wait_for_leaderships_to_move(replicas, cluster)
     return attempt.succeeded
 
 

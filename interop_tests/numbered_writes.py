@@ -14,7 +14,8 @@ Kafka's promises:
 
 * every value an acks=all producer was told is written is in the log at the
   partition and offset it was told (none lost), and the acks=all producers
-  were told of no failure (they retry, within DELIVERY_TIMEOUT_MS);
+  were told of no failure (they retry, within DELIVERY_TIMEOUT_MS); a value
+  told without an offset is looked for anywhere in its partition;
 * no value is in the log twice (idempotence; the acks=1 producer does not
   retry);
 * every record a consumer saw is still in the log where it saw it (consumers

@@ -376,3 +376,36 @@ def test_min_insync_replicas_and_unclean_election_are_topic_configs_too():
 def test_bad_replication_values_are_refused(properties, message):
     with pytest.raises(ConfigError, match=message):
         broker_config_from_properties(properties)
+
+
+def test_controlled_shutdown_keys_have_kafkas_names_and_defaults():
+    config = broker_config_from_properties({})
+    assert config.controlled_shutdown_enable is True
+    assert config.controlled_shutdown_max_retries == 3
+    assert config.controlled_shutdown_retry_backoff_ms == 5000
+    given = broker_config_from_properties(
+        {
+            "controlled.shutdown.enable": "false",
+            "controlled.shutdown.max.retries": "0",
+            "controlled.shutdown.retry.backoff.ms": "200",
+        }
+    )
+    assert (
+        given.controlled_shutdown_enable,
+        given.controlled_shutdown_max_retries,
+        given.controlled_shutdown_retry_backoff_ms,
+    ) == (False, 0, 200)
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        ({"controlled.shutdown.enable": "yes"}, r"controlled\.shutdown\.enable='yes'"),
+        ({"controlled.shutdown.max.retries": "-1"}, r"controlled\.shutdown\.max\.retries=-1"),
+        ({"controlled.shutdown.max.retries": "x"}, "not an integer"),
+        ({"controlled.shutdown.retry.backoff.ms": "-5"}, r"retry\.backoff\.ms=-5"),
+    ],
+)
+def test_bad_controlled_shutdown_values_are_refused(properties, message):
+    with pytest.raises(ConfigError, match=message):
+        broker_config_from_properties(properties)

@@ -67,6 +67,9 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "replica.fetch.max.bytes": "1048576",
     "replica.fetch.wait.max.ms": "500",
     "replica.fetch.min.bytes": "1",
+    "controlled.shutdown.enable": "true",
+    "controlled.shutdown.max.retries": "3",
+    "controlled.shutdown.retry.backoff.ms": "5000",
 }
 
 # Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
@@ -116,6 +119,10 @@ class BrokerConfig:
     replica_fetch_max_bytes: int  # a follower's fetch: per partition
     replica_fetch_wait_max_ms: int  # a follower's fetch: longest wait
     replica_fetch_min_bytes: int  # a follower's fetch: bytes to wait for
+    # a clean stop with ZooKeeper asks the controller to move leaderships away first
+    controlled_shutdown_enable: bool
+    controlled_shutdown_max_retries: int  # attempts at it (Kafka counts them so)
+    controlled_shutdown_retry_backoff_ms: int  # the wait between two attempts
     log: LogConfig  # also min.insync.replicas, unclean.leader.election.enable
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -303,6 +310,13 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         replica_fetch_max_bytes=_int(properties, "replica.fetch.max.bytes", 0, 2**31 - 1),
         replica_fetch_wait_max_ms=replica_fetch_wait_max_ms,
         replica_fetch_min_bytes=_int(properties, "replica.fetch.min.bytes", 0, 2**31 - 1),
+        controlled_shutdown_enable=_bool(properties, "controlled.shutdown.enable"),
+        controlled_shutdown_max_retries=_int(
+            properties, "controlled.shutdown.max.retries", 0, 2**31 - 1
+        ),
+        controlled_shutdown_retry_backoff_ms=_int(
+            properties, "controlled.shutdown.retry.backoff.ms", 0
+        ),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

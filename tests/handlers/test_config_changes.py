@@ -289,6 +289,9 @@ def test_replication_configs_are_described_for_topics_and_the_broker(make_broker
         "replica.fetch.max.bytes": ("1048576", default),
         "replica.fetch.wait.max.ms": ("500", default),
         "replica.fetch.min.bytes": ("1", default),
+        "controlled.shutdown.enable": ("true", default),
+        "controlled.shutdown.max.retries": ("3", default),
+        "controlled.shutdown.retry.backoff.ms": ("5000", default),
     }
 
 
@@ -301,4 +304,7 @@ REPLICATION_KEYS = (
     "replica.fetch.max.bytes",
     "replica.fetch.wait.max.ms",
     "replica.fetch.min.bytes",
+    "controlled.shutdown.enable",
+    "controlled.shutdown.max.retries",
+    "controlled.shutdown.retry.backoff.ms",
 )

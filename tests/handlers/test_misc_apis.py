@@ -8,6 +8,7 @@ from tests.handlers.support import TestBroker, make_batch
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsPartition,
     DeleteRecordsRequest,
@@ -19,6 +20,8 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from wirekafka.zk.cluster import BrokerNotAvailable, NotController, StaleBrokerEpoch
+from wirekafka.zk.session import ZooKeeperError
 
 # DeleteRecords
 
@@ -143,6 +146,7 @@ EXPECTED_RANGES = {
     ApiKey.INIT_PRODUCER_ID: (0, 4),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
     ApiKey.DESCRIBE_CONFIGS: (0, 4),
+    ApiKey.CONTROLLED_SHUTDOWN: (0, 3),  # as Kafka 3.9 in ZooKeeper mode, in both modes
 }
 
 
@@ -184,3 +188,58 @@ def test_find_coordinator_refuses_transaction_keys(broker):
     request = FindCoordinatorRequest(key_type=1, coordinator_keys=["txn"])
     response = broker.call(ApiKey.FIND_COORDINATOR, 4, request)
     assert [c.error_code for c in response.coordinators] == [ErrorCode.COORDINATOR_NOT_AVAILABLE]
+
+
+# ControlledShutdown
+
+
+def shutdown_answer(broker: TestBroker, version: int, broker_id: int, epoch: int = -1) -> tuple:
+    request = ControlledShutdownRequest(broker_id=broker_id, broker_epoch=epoch)
+    response = broker.call(ApiKey.CONTROLLED_SHUTDOWN, version, request)
+    remaining = [(p.topic_name, p.partition_index) for p in response.remaining_partitions]
+    return response.error_code, remaining
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_controlled_shutdown_embedded_has_nothing_to_move(broker, version):
+    broker.create_topic("t", 2)
+    assert shutdown_answer(broker, version, 0) == (ErrorCode.NONE, [])
+    assert shutdown_answer(broker, version, 5) == (ErrorCode.BROKER_NOT_AVAILABLE, [])
+
+
+class FakeController:
+    """The ZooKeeper cluster as the handler sees it: who controls, and the controller's
+    answer (the partitions still led, or the exception it raises)."""
+
+    def __init__(self, controller_id: int, answer: list[tuple[str, int]] | Exception) -> None:
+        self.id = controller_id
+        self.answer = answer
+        self.asked: list[tuple[int, int]] = []
+
+    def controller_id(self) -> int:
+        return self.id
+
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[tuple[str, int]]:
+        self.asked.append((broker_id, broker_epoch))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_controlled_shutdown_is_answered_by_the_controller(broker):
+    fake = FakeController(0, [("t", 1)])
+    broker.ctx.zookeeper = fake  # type: ignore[assignment]
+    assert shutdown_answer(broker, 3, 2, 77) == (ErrorCode.NONE, [("t", 1)])
+    assert shutdown_answer(broker, 1, 2, 77) == (ErrorCode.NONE, [("t", 1)])
+    assert fake.asked == [(2, 77), (2, -1)]  # v0 and v1 carry no broker epoch
+    fake.id = 1
+    assert shutdown_answer(broker, 3, 2) == (ErrorCode.NOT_CONTROLLER, [])
+    fake.id = 0
+    for error, code in [
+        (NotController("moved"), ErrorCode.NOT_CONTROLLER),
+        (BrokerNotAvailable("gone"), ErrorCode.BROKER_NOT_AVAILABLE),
+        (StaleBrokerEpoch("old"), ErrorCode.STALE_BROKER_EPOCH),
+        (ZooKeeperError("down"), ErrorCode.UNKNOWN_SERVER_ERROR),
+    ]:
+        fake.answer = error
+        assert shutdown_answer(broker, 2, 2, 5) == (code, [])

@@ -23,6 +23,11 @@ from wirekafka.protocol.messages.api_versions import (
     ApiVersionsRequest,
     ApiVersionsResponse,
 )
+from wirekafka.protocol.messages.controlled_shutdown import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    RemainingPartition,
+)
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from wirekafka.protocol.messages.metadata import MetadataRequest
 from wirekafka.protocol.primitives import Reader, Writer
@@ -42,6 +47,37 @@ def test_client_id_stays_an_int16_string_in_header_v2():
     # key, version, correlation id, then int16 length 3 and "cli", then 0 tagged fields
     assert frame[:14] == b"\x00\x0c\x00\x04\x01\x02\x03\x04\x00\x03cli\x00"
     assert frame[14:16] == b"\x02g"  # the body's strings are compact
+
+
+def test_controlled_shutdown_bytes_as_kafkas_specs_lay_them_out():
+    # v0: header v0 (no client id), then the broker id
+    v0 = rpc.encode_request(
+        RequestHeader(ApiKey.CONTROLLED_SHUTDOWN, 0, 3, "ignored"),
+        ControlledShutdownRequest(broker_id=2),
+    )
+    assert v0 == b"\x00\x07\x00\x00\x00\x00\x00\x03" + b"\x00\x00\x00\x02"
+    assert rpc.decode_request(v0).header == RequestHeader(ApiKey.CONTROLLED_SHUTDOWN, 0, 3, None)
+    # v2 adds the broker epoch; v3 is flexible: header v2, tagged-field sections
+    v2 = rpc.encode_request(
+        RequestHeader(ApiKey.CONTROLLED_SHUTDOWN, 2, 3, "c"),
+        ControlledShutdownRequest(broker_id=2, broker_epoch=0x1234),
+    )
+    assert v2[8:] == b"\x00\x01c" + b"\x00\x00\x00\x02" + (0x1234).to_bytes(8, "big")
+    v3 = rpc.encode_request(
+        RequestHeader(ApiKey.CONTROLLED_SHUTDOWN, 3, 3, "c"),
+        ControlledShutdownRequest(broker_id=2, broker_epoch=0x1234),
+    )
+    assert v3[8:] == b"\x00\x01c\x00" + b"\x00\x00\x00\x02" + (0x1234).to_bytes(8, "big") + b"\x00"
+    response = ControlledShutdownResponse(
+        error_code=0, remaining_partitions=[RemainingPartition(topic_name="t", partition_index=1)]
+    )
+    # v0-v2: error code, int32 count, int16 string, int32; v3 compact, with tagged fields
+    assert rpc.encode_response(ApiKey.CONTROLLED_SHUTDOWN, 1, 3, response)[4:] == (
+        b"\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x01t" + b"\x00\x00\x00\x01"
+    )
+    assert rpc.encode_response(ApiKey.CONTROLLED_SHUTDOWN, 3, 3, response)[4:] == (
+        b"\x00" + b"\x00\x00" + b"\x02" + b"\x02t" + b"\x00\x00\x00\x01\x00" + b"\x00"
+    )
 
 
 def test_null_client_id():

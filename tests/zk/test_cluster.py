@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,11 +18,20 @@ from kazoo.handlers.threading import KazooTimeoutError
 from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
-from wirekafka.zk.cluster import ZkCluster, ZkTopic, _Snapshot
+from wirekafka.zk.cluster import (
+    BrokerNotAvailable,
+    NotController,
+    ShutdownTarget,
+    StaleBrokerEpoch,
+    ZkCluster,
+    ZkTopic,
+    _Snapshot,
+)
 from wirekafka.zk.session import ZooKeeperError
 from wirekafka.zk.znodes import (
     BrokerIdZNode,
     BrokerRegistration,
+    ControllerZNode,
     EndPoint,
     PartitionState,
     TopicPartitionStateZNode,
@@ -148,6 +158,7 @@ def test_the_controller_does_not_bring_back_a_topic_it_deleted_from_a_stale_snap
     client = TreeClient(
         "/admin", "/admin/delete_topics", "/admin/delete_topics/doomed",
         "/brokers", "/brokers/topics", "/brokers/topics/doomed", "/brokers/topics/kept",
+        "/brokers/ids", "/brokers/ids/0",
     )  # fmt: skip
     cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
     topics = {
@@ -161,8 +172,9 @@ def test_the_controller_does_not_bring_back_a_topic_it_deleted_from_a_stale_snap
 
 
 class Stat:
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int, czxid: int = 0) -> None:
         self.version = version
+        self.czxid = czxid  # the zxid of the znode's creation (a broker's epoch)
 
 
 class VersionedClient(TreeClient):
@@ -171,7 +183,10 @@ class VersionedClient(TreeClient):
     def __init__(self, *paths: str) -> None:
         super().__init__(*paths)
         self.versions: dict[str, int] = dict.fromkeys(paths, 0)
+        self.czxids: dict[str, int] = dict.fromkeys(paths, 0)
+        self.zxid = 0
         self.before_set: Callable[[str], None] | None = None  # a write racing ours
+        self.connected = True
 
     def exists(self, path: str) -> bool:
         return path in self.nodes
@@ -183,10 +198,12 @@ class VersionedClient(TreeClient):
     def create(self, path: str, value: bytes = b"", makepath: bool = False, **_: Any) -> None:
         super().create(path, value, makepath)
         self.versions[path] = 0
+        self.zxid += 1
+        self.czxids[path] = self.zxid
 
     def get(self, path: str, **_: Any) -> tuple[bytes, Any]:
         data, _ = super().get(path)
-        return data, Stat(self.versions[path])
+        return data, Stat(self.versions[path], self.czxids.get(path, 0))
 
     def set(self, path: str, value: bytes, version: int = -1) -> Stat:
         if self.before_set is not None:
@@ -283,15 +300,24 @@ def registration(broker: int) -> BrokerRegistration:
     return BrokerRegistration((EndPoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092 + broker),))
 
 
+def register(client: VersionedClient, *brokers: int) -> None:
+    """The brokers' registrations, as the controller reads who is live."""
+    for broker in brokers:
+        client.create(
+            f"/brokers/ids/{broker}", BrokerIdZNode.encode(registration(broker)), makepath=True
+        )
+
+
 def test_a_state_changed_under_the_controller_is_left_for_the_next_round():
     client = topic_client()
     cluster = cluster_of(client, [0, 1])
+    register(client, 0, 1)
     cluster.create_topic("t", 1, 2, {})
     client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[0,1]}}'
     cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
     cluster._control()
     assert TopicPartitionStateZNode.decode(client.nodes[STATE]).isr == (0, 1)
-    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={0: ("h", 1)})
+    del client.nodes["/brokers/ids/1"]  # broker 1 goes
 
     def leader_shrinks_the_isr(path: str) -> None:
         client.nodes[path] = TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 2))
@@ -316,7 +342,7 @@ def test_a_topics_unclean_election_setting_wins_over_the_brokers():
             f"/brokers/topics/{name}/partitions/0/state",
             TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 1)),
         )
-    cluster._snapshot = dataclasses.replace(cluster._snapshot, brokers={1: ("h", 1)})
+    register(client, 1)  # broker 0 is gone
     cluster._control()
     leaders = {
         name: TopicPartitionStateZNode.decode(
@@ -364,3 +390,140 @@ def test_update_isr_raises_zookeeper_errors():
     client.error = ConnectionLoss()
     with pytest.raises(ZooKeeperError, match="updating the ISR of t-0"):
         cluster.update_isr("t", 0, (0,), 0)
+
+
+def shutdown_cluster() -> tuple[VersionedClient, ZkCluster]:
+    """Brokers 0 (the controller), 1 and 2; topic t: p0 led by 0, p1 led by 1 with 0 and
+    2 in sync, p2 led by 1 alone in its ISR, p3 of one replica on 1."""
+    client = topic_client()
+    client.create("/brokers/ids", makepath=True)
+    for broker in (0, 1, 2):
+        client.create(f"/brokers/ids/{broker}", BrokerIdZNode.encode(registration(broker)))
+    client.create("/controller", ControllerZNode.encode(0))
+    cluster = cluster_of(client, [0, 1, 2])
+    client.create(
+        "/brokers/topics/t", b'{"partitions":{"0":[0,1,2],"1":[1,0,2],"2":[1,2,0],"3":[1]}}'
+    )
+    for partition, state in enumerate([
+        PartitionState(0, 0, (0, 1, 2), 1),
+        PartitionState(1, 0, (1, 0, 2), 1),
+        PartitionState(1, 0, (1,), 1),
+        PartitionState(1, 0, (1,), 1),
+    ]):  # fmt: skip
+        client.create(
+            f"/brokers/topics/t/partitions/{partition}/state",
+            TopicPartitionStateZNode.encode(state),
+            makepath=True,
+        )
+    cluster._snapshot = cluster._read()
+    return client, cluster
+
+
+def state_of(client: VersionedClient, partition: int) -> PartitionState:
+    return TopicPartitionStateZNode.decode(
+        client.nodes[f"/brokers/topics/t/partitions/{partition}/state"]
+    )
+
+
+def test_a_controlled_shutdown_moves_leaderships_and_leaves_the_isrs(caplog):
+    client, cluster = shutdown_cluster()
+    epoch = client.czxids["/brokers/ids/1"]
+    with caplog.at_level(logging.INFO, logger="wirekafka.zk"):
+        remaining = cluster._controlled_shutdown(1, epoch)
+    assert remaining == [("t", 2)]  # nobody else in its ISR; p3 has one replica
+    assert state_of(client, 0) == PartitionState(0, 1, (0, 2), 2)  # followed: out of the ISR
+    assert state_of(client, 1) == PartitionState(0, 1, (0, 2), 2)  # led: moved, epoch bumped
+    assert state_of(client, 2) == PartitionState(1, 0, (1,), 1)
+    assert state_of(client, 3) == PartitionState(1, 0, (1,), 1)
+    assert cluster.partition_state("t", 1) == (PartitionState(0, 1, (0, 2), 2), 1)  # cached
+    assert cluster.shutting_down() == {1}
+    assert "t-1 leader 0, ISR [0, 2], leader epoch 1: leader 1 -> 0" in caplog.text
+    # asked again (a retry), nothing more to do: the same answer, nothing written
+    assert cluster._controlled_shutdown(1, -1) == [("t", 2)]
+    assert client.versions["/brokers/topics/t/partitions/1/state"] == 1
+    # back in p1's ISR (say it caught up), it is still not the preferred leader's pick
+    assert cluster.update_isr("t", 1, (0, 2, 1), 1) == 2
+    controlled(client, cluster)
+    assert state_of(client, 1).leader == 0
+    # its registration goes: forgotten, and the next round gives it leadership back
+    del client.nodes["/brokers/ids/1"]
+    cluster._forget_shutdowns(cluster._read().broker_epochs, time.monotonic())
+    assert cluster.shutting_down() == set()
+    client.create("/brokers/ids/1", BrokerIdZNode.encode(registration(1)))
+    cluster._snapshot = cluster._read()
+    controlled(client, cluster)
+    assert state_of(client, 1).leader == 1
+
+
+def test_a_controlled_shutdown_is_forgotten_when_the_broker_registers_anew():
+    client, cluster = shutdown_cluster()
+    cluster._controlled_shutdown(2, -1)
+    marked_before = time.monotonic()
+    assert cluster.shutting_down() == {2}
+    cluster._forget_shutdowns(cluster._read().broker_epochs, marked_before)
+    assert cluster.shutting_down() == {2}  # same registration: still shutting down
+    del client.nodes["/brokers/ids/2"]
+    # a registration read before the mark proves nothing: kept
+    cluster._forget_shutdowns({}, 0.0)
+    assert cluster.shutting_down() == {2}
+    client.create("/brokers/ids/2", BrokerIdZNode.encode(registration(2)))
+    cluster._forget_shutdowns(cluster._read().broker_epochs, marked_before)
+    assert cluster.shutting_down() == set()
+
+
+def test_a_controlled_shutdown_races_the_leaders_isr_change():
+    client, cluster = shutdown_cluster()
+    path = "/brokers/topics/t/partitions/0/state"
+
+    def leader_shrinks_the_isr(written: str) -> None:
+        assert written == path
+        client.nodes[path] = TopicPartitionStateZNode.encode(PartitionState(0, 0, (0, 2), 1))
+        client.versions[path] += 1
+
+    client.before_set = leader_shrinks_the_isr
+    assert cluster._controlled_shutdown(2, -1) == []
+    # read again and decided again: 2 out of what the leader wrote
+    assert state_of(client, 0) == PartitionState(0, 1, (0,), 2)
+
+
+def test_a_controlled_shutdown_is_refused_as_kafka_refuses_it():
+    client, cluster = shutdown_cluster()
+    with pytest.raises(BrokerNotAvailable, match="broker 7 is not registered"):
+        cluster._controlled_shutdown(7, -1)
+    with pytest.raises(StaleBrokerEpoch, match="older than its registration"):
+        cluster._controlled_shutdown(1, client.czxids["/brokers/ids/1"] - 1)
+    client.nodes["/controller"] = ControllerZNode.encode(2)
+    with pytest.raises(NotController):
+        cluster._controlled_shutdown(1, -1)
+    del client.nodes["/controller"]
+    with pytest.raises(NotController):
+        cluster._controlled_shutdown(1, -1)
+    assert cluster.shutting_down() == set()
+    assert client.versions["/brokers/topics/t/partitions/1/state"] == 0
+
+
+def test_the_shutdown_target_is_the_controller_and_this_brokers_epoch():
+    client, _ = shutdown_cluster()
+    broker = ZkCluster(FakeSession(client), broker_id=2)  # type: ignore[arg-type]
+    assert broker.shutdown_target() == ShutdownTarget(
+        0, "127.0.0.1", 9092, client.czxids["/brokers/ids/2"]
+    )
+    client.connected = False
+    assert broker.shutdown_target() is None
+    client.connected = True
+    del client.nodes["/controller"]
+    assert broker.shutdown_target() is None
+
+
+def test_the_controller_reads_who_is_live_afresh():
+    """A broker that registered after the cache was read, and that its leader has put
+    back in the ISR already, is not taken out again as gone."""
+    client = topic_client()
+    cluster = cluster_of(client, [0, 2])  # the cache, from before broker 1 came back
+    register(client, 0, 1, 2)
+    client.create("/brokers/topics/t", b'{"partitions":{"0":[0,1,2]}}')
+    client.create(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 3, (0, 2, 1), 2)),
+                  makepath=True)  # fmt: skip
+    cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
+    cluster._control()
+    assert client.versions[STATE] == 0  # nothing written

@@ -18,12 +18,17 @@ and truncations go to worker threads.
   high watermark, written by the leader to the partition's state znode with
   the znode version (a conflict means the controller changed it: the next
   cache refresh brings the new state).
+* In a controlled shutdown (:meth:`ReplicaManager.begin_shutdown`) the broker
+  follows no partition at a new leader or leader epoch: once the controller has
+  moved a leadership away or taken the broker out of an ISR (both bump the
+  epoch), it does not fetch that partition again, so no leader puts it back in
+  the ISR (Kafka's controller sends StopReplica to the same end).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -125,6 +130,7 @@ class ReplicaManager:
         self.led: dict[tuple[str, int], Led] = {}
         self.followed: dict[tuple[str, int], Followed] = {}
         self.followers_changed = trio.Event()  # set when the followed partitions change
+        self.shutting_down = False  # in a controlled shutdown: follow nothing anew
         self._wake = trio.Event()
         self._reconciling = trio.Lock()
 
@@ -171,8 +177,8 @@ class ReplicaManager:
                     continue
             if state.leader == me:
                 led[key] = self._lead(key, partition_log, state, version, replicas)
-            else:
-                followed[key] = self._follow(key, partition_log, state)
+            elif (following := self._follow(key, partition_log, state)) is not None:
+                followed[key] = following
         for key, old in self.led.items():
             if led.get(key) is not old:
                 _release_waiters(old)
@@ -224,7 +230,9 @@ class ReplicaManager:
 
     def _follow(
         self, key: tuple[str, int], partition_log: PartitionLog, state: PartitionState
-    ) -> Followed:
+    ) -> Followed | None:
+        """The partition followed at ``state``'s leader and epoch; None in a
+        controlled shutdown when it was not followed so already."""
         current = self.followed.get(key)
         if (
             current is not None
@@ -232,6 +240,13 @@ class ReplicaManager:
             and current.leader_epoch == state.leader_epoch
         ):
             return current
+        if self.shutting_down:
+            if current is not None or key in self.led:
+                log.info(
+                    "%s-%d: not following broker %d at epoch %d: shutting down",
+                    key[0], key[1], state.leader, state.leader_epoch,
+                )  # fmt: skip
+            return None
         partition_log.replicated = True
         log.info(
             "%s-%d: following broker %d at epoch %d",
@@ -241,6 +256,21 @@ class ReplicaManager:
             state.leader_epoch,
         )
         return Followed(key[0], key[1], partition_log, state.leader, state.leader_epoch)
+
+    async def begin_shutdown(self) -> None:
+        """A controlled shutdown begins: from now on no partition is followed at a
+        new leader or leader epoch."""
+        self.shutting_down = True
+        await self.reconcile()
+
+    def movable_leaderships(self, live: Collection[int]) -> list[tuple[str, int]]:
+        """The partitions led here whose ISR has another member among ``live``: those
+        a controlled shutdown should have moved."""
+        return [
+            key
+            for key, led in self.led.items()
+            if any(r != self.broker_id and r in live for r in led.isr)
+        ]
 
     def followed_from(self, leader_id: int) -> list[Followed]:
         now = trio.current_time()

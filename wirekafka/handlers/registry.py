@@ -8,6 +8,7 @@ from typing import Any
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.alter_configs import handle_alter_configs
 from wirekafka.handlers.api_versions import handle_api_versions
+from wirekafka.handlers.controlled_shutdown import handle_controlled_shutdown
 from wirekafka.handlers.create_partitions import handle_create_partitions
 from wirekafka.handlers.create_topics import handle_create_topics
 from wirekafka.handlers.delete_groups import handle_delete_groups
@@ -44,6 +45,7 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.FETCH: handle_fetch,
     ApiKey.LIST_OFFSETS: handle_list_offsets,
     ApiKey.METADATA: handle_metadata,
+    ApiKey.CONTROLLED_SHUTDOWN: handle_controlled_shutdown,
     ApiKey.OFFSET_COMMIT: handle_offset_commit,
     ApiKey.OFFSET_FETCH: handle_offset_fetch,
     ApiKey.FIND_COORDINATOR: handle_find_coordinator,

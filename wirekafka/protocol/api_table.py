@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from wirekafka.protocol.messages import (
     alter_configs,
     api_versions,
+    controlled_shutdown,
     create_partitions,
     create_topics,
     delete_groups,
@@ -48,6 +49,7 @@ class ApiKey(enum.IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    CONTROLLED_SHUTDOWN = 7
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
@@ -112,6 +114,7 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.FETCH, fetch, 12, "12+"),
         _api(ApiKey.LIST_OFFSETS, list_offsets, 7, "6+"),
         _api(ApiKey.METADATA, metadata, 12, "9+"),
+        _api(ApiKey.CONTROLLED_SHUTDOWN, controlled_shutdown, 3, "3+"),
         _api(ApiKey.OFFSET_COMMIT, offset_commit, 8, "8+"),
         _api(ApiKey.OFFSET_FETCH, offset_fetch, 8, "6+"),
         _api(ApiKey.FIND_COORDINATOR, find_coordinator, 4, "3+"),

@@ -5,9 +5,12 @@ limits (:mod:`wirekafka.server.acceptor`), and the requests they are
 receiving or waiting to have handled share ``queued.max.request.bytes``
 (:mod:`wirekafka.server.memory_pool`).
 
-Shutdown (SIGINT/SIGTERM in the command line) stops accepting, lets each
-connection finish the request it is handling, then flushes every log, writes
-the checkpoints and the clean-shutdown marker.
+Shutdown (SIGINT/SIGTERM in the command line) first, with ZooKeeper and
+``controlled.shutdown.enable``, asks the controller to move this broker's
+leaderships away (:mod:`wirekafka.server.controlled_shutdown`) while it still
+serves; then it stops accepting, lets each connection finish the request it is
+handling, flushes every log, writes the checkpoints and the clean-shutdown
+marker.
 
 Every task the broker runs belongs to the nursery of :meth:`Broker.serve`:
 the connections, maintenance, compaction, the group coordinator's timers
@@ -36,6 +39,7 @@ from wirekafka.listeners import Listener
 from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
+from wirekafka.server.controlled_shutdown import controlled_shutdown
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.server.replica_fetcher import ReplicaFetchers
 from wirekafka.storage.log import StorageError
@@ -182,6 +186,7 @@ class Broker:
                 task_status.started(endpoint)
                 await self._stop.wait()
                 log.info("shutting down")
+                await self._controlled_shutdown(config)
                 accept_scope.cancel()
                 self.stopping = True
                 for waiting in list(self._idle):
@@ -199,6 +204,20 @@ class Broker:
             log.info("stopped cleanly")
         else:
             log.warning("stopped; not every log closed cleanly, so the next start recovers them")
+
+    async def _controlled_shutdown(self, config: BrokerConfig) -> None:
+        """With ZooKeeper: move the leaderships away while still serving, unless
+        ``controlled.shutdown.enable`` is false."""
+        replicas = self.context.replicas
+        if self.zk_cluster is None or replicas is None:
+            return
+        if not config.controlled_shutdown_enable:
+            log.info("controlled shutdown disabled (controlled.shutdown.enable=false)")
+            return
+        try:
+            await controlled_shutdown(config, self.zk_cluster, replicas, self.context.cluster)
+        except Exception:  # a bug: the shutdown goes on, as after a failed attempt
+            log.exception("controlled shutdown failed; proceeding with the shutdown")
 
     @blocking
     def _leave_zookeeper(self, registry: BrokerRegistry) -> None:

@@ -14,7 +14,6 @@ truncates what the leader does not have.
 
 from __future__ import annotations
 
-import itertools
 import logging
 
 import trio
@@ -23,8 +22,6 @@ from wirekafka.broker.cluster import ClusterView
 from wirekafka.broker.replication import Followed, ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
-from wirekafka.protocol.framing import FrameDecoder, encode_frame
-from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.fetch import (
     FetchPartition,
     FetchRequest,
@@ -39,7 +36,7 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderTopic,
 )
 from wirekafka.protocol.records.record_batch import iter_batches
-from wirekafka.protocol.rpc import decode_response, encode_request
+from wirekafka.server.inter_broker import BrokerConnection
 from wirekafka.storage.log import RollDue, StorageError
 from wirekafka.worker_threads import LOG_DIRS, run_blocking
 
@@ -49,38 +46,7 @@ FETCH_VERSION = 11  # replica_id, current_leader_epoch, log_start_offset; not fl
 OFFSET_FOR_LEADER_EPOCH_VERSION = 3  # with replica_id
 RETRY_BACKOFF_S = 0.5  # Kafka's replica.fetch.backoff.ms, after a failed round
 CONNECT_TIMEOUT_S = 5.0
-RECEIVE_BYTES = 1 << 20
 CLIENT_ID = "wirekafka-replica-fetcher"
-
-
-class _LeaderConnection:
-    """Requests and responses, one at a time, on one connection to a leader."""
-
-    def __init__(self, stream: trio.SocketStream, broker_id: int) -> None:
-        self.stream = stream
-        self.broker_id = broker_id
-        self._correlation = itertools.count(1)
-        self._frames = FrameDecoder()
-
-    async def call(self, api_key: int, version: int, body: object, timeout_s: float) -> object:
-        correlation_id = next(self._correlation)
-        request = encode_request(RequestHeader(api_key, version, correlation_id, CLIENT_ID), body)
-        with trio.fail_after(timeout_s):
-            await self.stream.send_all(encode_frame(request))
-            frame = await self._read_frame()
-        header, response = decode_response(api_key, version, frame)
-        if header.correlation_id != correlation_id:
-            raise ProtocolError(f"response {header.correlation_id} to request {correlation_id}")
-        return response
-
-    async def _read_frame(self) -> bytearray:
-        frames = self._frames
-        while (frame := frames.next_frame()) is None:
-            chunk = await self.stream.receive_some(RECEIVE_BYTES)
-            if not chunk:
-                raise ConnectionError("the leader closed the connection")
-            frames.receive_data(chunk)
-        return frame
 
 
 class ReplicaFetchers:
@@ -132,7 +98,7 @@ class ReplicaFetchers:
         with trio.fail_after(CONNECT_TIMEOUT_S):
             stream = await trio.open_tcp_stream(endpoint.host, endpoint.port)
         async with stream:
-            connection = _LeaderConnection(stream, leader_id)
+            connection = BrokerConnection(stream, leader_id, CLIENT_ID)
             while True:
                 partitions = self.replicas.followed_from(leader_id)
                 if not partitions:  # none, or each waits out a refusal
@@ -144,7 +110,7 @@ class ReplicaFetchers:
                     await self._truncate(connection, untruncated)
                 await self._fetch(connection, [f for f in partitions if f.truncated])
 
-    async def _truncate(self, connection: _LeaderConnection, partitions: list[Followed]) -> None:
+    async def _truncate(self, connection: BrokerConnection, partitions: list[Followed]) -> None:
         """Drop what the leader does not have: each partition's log past the end
         the leader gives for the follower's latest epoch."""
         asked = []
@@ -218,7 +184,7 @@ class ReplicaFetchers:
             await run_blocking(LOG_DIRS, partition_log.truncate_to, offset)
         followed.truncated = True
 
-    async def _fetch(self, connection: _LeaderConnection, partitions: list[Followed]) -> None:
+    async def _fetch(self, connection: BrokerConnection, partitions: list[Followed]) -> None:
         if not partitions:
             return
         topics: dict[str, list[FetchPartition]] = {}

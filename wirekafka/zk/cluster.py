@@ -15,6 +15,15 @@ each partition's ``state`` and carries out deletions. A partition's leader
 changes its ISR itself (:meth:`ZkCluster.update_isr`), as Kafka's leaders do in
 ZooKeeper mode; every write of a ``state`` is conditional on the znode's version.
 
+Controlled shutdown: a broker about to stop asks the controller (the
+ControlledShutdown API) to move its leaderships away first
+(:meth:`ZkCluster.controlled_shutdown`;
+:func:`~wirekafka.zk.election.decide_controlled_shutdown` decides). The
+controller remembers it as shutting down, as Kafka's ``shuttingDownBrokerIds``,
+until its registration goes (or is made anew, with another broker epoch: the
+registration's creation zxid, as in Kafka): meanwhile no election gives it a
+leadership back.
+
 Watches fire on kazoo's own thread: they only ask the event loop, through its
 trio token, to refresh soon.
 """
@@ -25,8 +34,10 @@ import contextlib
 import dataclasses
 import logging
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
@@ -34,7 +45,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from wirekafka.worker_threads import METADATA, blocking, run_blocking
 from wirekafka.zk.assignment import assign_replicas, replicas_for_new_partitions
-from wirekafka.zk.election import NO_LEADER, decide
+from wirekafka.zk.election import NO_LEADER, decide, decide_controlled_shutdown
 from wirekafka.zk.session import ZkSession, ZooKeeperError
 from wirekafka.zk.znodes import (
     CONFIG_TYPE_TOPIC,
@@ -62,10 +73,33 @@ from wirekafka.zk.znodes import (
 log = logging.getLogger("wirekafka.zk")
 
 REFRESH_SECONDS = 0.3
+STATE_WRITE_TRIES = 10  # a controlled shutdown's write of one state, racing its leader's
 
 
 class TopicAlreadyExists(Exception):
     """Another broker (or client) created the topic first."""
+
+
+class NotController(Exception):
+    """This broker does not hold ``/controller`` (NOT_CONTROLLER)."""
+
+
+class BrokerNotAvailable(Exception):
+    """The broker named is not registered (BROKER_NOT_AVAILABLE)."""
+
+
+class StaleBrokerEpoch(Exception):
+    """A request from an earlier registration of the broker (STALE_BROKER_EPOCH)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownTarget:
+    """Where a broker sends its ControlledShutdown request, as ZooKeeper has it."""
+
+    controller_id: int
+    host: str
+    port: int
+    broker_epoch: int  # the sender's: its registration's creation zxid
 
 
 def _unavailable(action: str, exc: Exception) -> ZooKeeperError:
@@ -93,6 +127,8 @@ class _Snapshot:
     # (topic, partition) -> its state znode and that znode's version
     states: dict[tuple[str, int], tuple[PartitionState, int]]
     controller_id: int
+    # every registered broker -> its broker epoch (its registration's creation zxid)
+    broker_epochs: dict[int, int] = field(default_factory=dict)
 
 
 def _flag(configs: dict[str, str], key: str, default: bool) -> bool:
@@ -128,6 +164,12 @@ class ZkCluster:
         self._wake: trio.Event | None = None  # set on the event loop: refresh now
         self._changes = 0  # changes of the cache made by this broker, counted on the loop
         self._controller_epoch = 0
+        # Brokers in controlled shutdown, as this broker's controller knows them:
+        # id -> (broker epoch, when marked: time.monotonic()). Worker threads replace
+        # the mapping under the lock; readers take the mapping as it is.
+        self._shutting_down: Mapping[int, tuple[int, float]] = {}
+        self._shutting_down_lock = threading.Lock()
+        self._controlled_shutdowns: trio.Lock | None = None  # one at a time, on the loop
 
     # lifecycle
 
@@ -154,10 +196,13 @@ class ZkCluster:
 
     @blocking
     def _round(self) -> _Snapshot:
+        started = time.monotonic()
         self._elect()
         if self._snapshot.controller_id == self.broker_id:
             self._control()
-        return self._read()
+        snapshot = self._read()
+        self._forget_shutdowns(snapshot.broker_epochs, started)
+        return snapshot
 
     @blocking
     def stop(self) -> None:
@@ -208,9 +253,12 @@ class ZkCluster:
     def _read(self) -> _Snapshot:
         client = self.session.client
         brokers = {}
+        broker_epochs = {}
         for child in client.get_children(BrokerIdsZNode.path, watch=self._watch):
             with contextlib.suppress(NoNodeError, ValueError):
-                registration = BrokerIdZNode.decode(client.get(BrokerIdZNode.path(int(child)))[0])
+                data, stat = client.get(BrokerIdZNode.path(int(child)))
+                broker_epochs[int(child)] = stat.czxid
+                registration = BrokerIdZNode.decode(data)
                 endpoint = registration.plaintext_endpoint
                 if endpoint is not None and endpoint.host is not None:
                     brokers[int(child)] = (endpoint.host, endpoint.port)
@@ -244,13 +292,22 @@ class ZkCluster:
             controller = ControllerZNode.decode(
                 client.get(ControllerZNode.path, watch=self._watch)[0]
             )
-        return _Snapshot(brokers, topics, states, controller)
+        return _Snapshot(brokers, topics, states, controller, broker_epochs)
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         return self._snapshot.brokers
 
     def controller_id(self) -> int:
         return self._snapshot.controller_id
+
+    def broker_epochs(self) -> dict[int, int]:
+        """Each registered broker's epoch (its registration's creation zxid)."""
+        return self._snapshot.broker_epochs
+
+    def shutting_down(self) -> set[int]:
+        """The brokers in controlled shutdown, as this broker knows them from the
+        requests it answered as the controller (Kafka's ``shuttingDownBrokerIds``)."""
+        return set(self._shutting_down)
 
     def topic(self, name: str) -> ZkTopic | None:
         return self._snapshot.topics.get(name)
@@ -456,6 +513,15 @@ class ZkCluster:
             return
 
     @blocking
+    def _registered(self) -> set[int]:
+        """The brokers registered in ``/brokers/ids`` now."""
+        registered = set()
+        for child in self.session.client.get_children(BrokerIdsZNode.path):
+            with contextlib.suppress(ValueError):
+                registered.add(int(child))
+        return registered
+
+    @blocking
     def _controller_epoch_znode(self) -> tuple[int, int]:
         """The epoch in ``/controller_epoch`` and its znode version; 0 for a new cluster."""
         client = self.session.client
@@ -481,7 +547,12 @@ class ZkCluster:
         """Delete topics asked for, and give every partition the leader and ISR that
         :func:`wirekafka.zk.election.decide` chooses for the live brokers. A state
         that changed since it was read (its leader changed the ISR) is left for the
-        next round, which reads it again."""
+        next round, which reads it again.
+
+        The live brokers are read afresh, as the states are: the cache may be a
+        round or two older (it is read again when this broker changed it meanwhile),
+        and a broker that registered since, whom a leader has already put back in its
+        ISR, would be taken out again as gone."""
         client = self.session.client
         deleted = set(client.get_children(DeleteTopicsZNode.path, watch=self._watch))
         for name in deleted:
@@ -491,7 +562,8 @@ class ZkCluster:
             client.delete(DeleteTopicsTopicZNode.path(name))
             log.info("controller: deleted topic %s", name)
         snapshot = self._snapshot  # may still hold the topics just deleted
-        live = set(snapshot.brokers)
+        live = self._registered()
+        shutting_down = set(self._shutting_down)
         for name, topic in snapshot.topics.items():
             if name in deleted:
                 continue
@@ -501,11 +573,17 @@ class ZkCluster:
                 self.unclean_leader_election_enable,
             )
             for partition, replicas in topic.replicas.items():
-                self._control_partition(name, partition, replicas, live, unclean)
+                self._control_partition(name, partition, replicas, live, unclean, shutting_down)
 
     @blocking
     def _control_partition(
-        self, name: str, partition: int, replicas: tuple[int, ...], live: set[int], unclean: bool
+        self,
+        name: str,
+        partition: int,
+        replicas: tuple[int, ...],
+        live: set[int],
+        unclean: bool,
+        shutting_down: set[int],
     ) -> None:
         client = self.session.client
         path = TopicPartitionStateZNode.path(name, partition)
@@ -525,6 +603,7 @@ class ZkCluster:
             controller_epoch=self._controller_epoch,
             unclean_leader_election=unclean,
             preferred_leader_election=self.auto_leader_rebalance_enable,
+            shutting_down=shutting_down,
         )
         if decision is None:
             return
@@ -631,6 +710,159 @@ class ZkCluster:
                     TopicPartitionStateZNode.path(name, partition),
                     TopicPartitionStateZNode.encode(state),
                 )
+
+    # controlled shutdown
+
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[tuple[str, int]]:
+        """The controller's side of ControlledShutdown (on the event loop; one
+        request at a time, so two brokers stopping together never hand their
+        leaderships to each other): :meth:`_controlled_shutdown` in a worker thread.
+        Returns the partitions ``broker_id`` still leads."""
+        if self._controlled_shutdowns is None:
+            self._controlled_shutdowns = trio.Lock()
+        async with self._controlled_shutdowns:
+            return await run_blocking(METADATA, self._controlled_shutdown, broker_id, broker_epoch)
+
+    @blocking
+    def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[tuple[str, int]]:
+        """Mark ``broker_id`` as shutting down and move its leaderships to other live
+        ISR members, and it out of the ISRs it is in (Kafka's
+        ``doControlledShutdown``): each state read afresh and written conditionally,
+        read again when its leader changed it meanwhile. Returns the partitions of
+        more than one replica it still leads (nobody else could take them).
+
+        Raises NotController when this broker does not hold ``/controller``,
+        BrokerNotAvailable when ``broker_id`` is not registered, StaleBrokerEpoch
+        when ``broker_epoch`` (-1: unknown, not checked) is older than its
+        registration's, ZooKeeperError when ZooKeeper fails."""
+        client = self.session.client
+        try:
+            try:
+                controller = ControllerZNode.decode(client.get(ControllerZNode.path)[0])
+            except NoNodeError:
+                controller = NO_LEADER
+            if controller != self.broker_id:
+                raise NotController(f"broker {self.broker_id} is not the controller")
+            try:
+                _, stat = client.get(BrokerIdZNode.path(broker_id))
+            except NoNodeError:
+                raise BrokerNotAvailable(f"broker {broker_id} is not registered") from None
+            if 0 <= broker_epoch < stat.czxid:
+                raise StaleBrokerEpoch(
+                    f"broker {broker_id}'s epoch {broker_epoch} is older than its "
+                    f"registration's, {stat.czxid}"
+                )
+            self._mark_shutting_down(broker_id, stat.czxid)
+            live = self._registered()
+            deleted = set(client.get_children(DeleteTopicsZNode.path))
+            log.info(
+                "controller: controlled shutdown of broker %d (shutting down: %s)",
+                broker_id, sorted(self._shutting_down),
+            )  # fmt: skip
+            remaining = []
+            for name, topic in self._snapshot.topics.items():
+                if name in deleted:
+                    continue
+                for partition, replicas in topic.replicas.items():
+                    if broker_id not in replicas or len(replicas) <= 1:
+                        continue
+                    state = self._move_for_shutdown(broker_id, name, partition, replicas, live)
+                    if state is not None and state.leader == broker_id:
+                        remaining.append((name, partition))
+        except (KazooException, KazooTimeoutError, ZnodeFormatError) as exc:
+            raise _unavailable(f"the controlled shutdown of broker {broker_id}", exc) from exc
+        return remaining
+
+    @blocking
+    def _move_for_shutdown(
+        self, broker_id: int, name: str, partition: int, replicas: tuple[int, ...], live: set[int]
+    ) -> PartitionState | None:
+        """One partition of a controlled shutdown; its state afterwards (None: none)."""
+        client = self.session.client
+        path = TopicPartitionStateZNode.path(name, partition)
+        for _ in range(STATE_WRITE_TRIES):
+            try:
+                data, stat = client.get(path)
+            except NoNodeError:
+                return None
+            current = TopicPartitionStateZNode.decode(data)
+            decision = decide_controlled_shutdown(
+                broker_id, replicas, current, live, set(self._shutting_down),
+                controller_epoch=self._controller_epoch,
+            )  # fmt: skip
+            if decision is None:
+                return current
+            try:
+                written = client.set(
+                    path, TopicPartitionStateZNode.encode(decision.state), version=stat.version
+                )
+            except BadVersionError:
+                continue  # its leader changed the ISR meanwhile: read it again
+            except NoNodeError:
+                return None
+            state = decision.state
+            self._cache_partition_state(name, partition, (state, written.version))
+            log.info(
+                "controller: %s-%d leader %d, ISR %s, leader epoch %d: %s",
+                name, partition, state.leader, list(state.isr), state.leader_epoch,
+                decision.reason,
+            )  # fmt: skip
+            return state
+        log.warning(
+            "controller: %s-%d changed under each of %d tries; left as it is",
+            name, partition, STATE_WRITE_TRIES,
+        )  # fmt: skip
+        return current
+
+    @blocking
+    def _mark_shutting_down(self, broker_id: int, broker_epoch: int) -> None:
+        with self._shutting_down_lock:
+            self._shutting_down = {
+                **self._shutting_down,
+                broker_id: (broker_epoch, time.monotonic()),
+            }
+
+    @blocking
+    def _forget_shutdowns(self, broker_epochs: dict[int, int], read_since: float) -> None:
+        """Forget the brokers in controlled shutdown whose registration is gone or
+        made anew, by ``broker_epochs`` (read after ``read_since``: a broker marked
+        later is kept, the registrations read may be older than its mark)."""
+        with self._shutting_down_lock:
+            kept = {
+                broker: (epoch, marked)
+                for broker, (epoch, marked) in self._shutting_down.items()
+                if marked >= read_since or broker_epochs.get(broker) == epoch
+            }
+            if len(kept) != len(self._shutting_down):
+                gone = sorted(set(self._shutting_down) - set(kept))
+                log.info("controller: brokers %s have finished their shutdown", gone)
+                self._shutting_down = kept
+
+    @blocking
+    def shutdown_target(self) -> ShutdownTarget | None:
+        """For this broker's own controlled shutdown: the controller and its address,
+        and this broker's epoch, read from ZooKeeper now. None when there is no
+        controller (or it has no PLAINTEXT endpoint), this broker is not registered,
+        or the session is not connected (nothing would answer). Raises
+        ZooKeeperError when ZooKeeper fails."""
+        client = self.session.client
+        if not client.connected:
+            return None
+        try:
+            controller = ControllerZNode.decode(client.get(ControllerZNode.path)[0])
+            _, own = client.get(BrokerIdZNode.path(self.broker_id))
+            data, _ = client.get(BrokerIdZNode.path(controller))
+        except NoNodeError:
+            return None
+        except (KazooException, KazooTimeoutError, ZnodeFormatError, ValueError) as exc:
+            raise _unavailable("finding the controller", exc) from exc
+        try:
+            endpoint = BrokerIdZNode.decode(data).plaintext_endpoint
+        except ValueError:
+            return None
+        if endpoint is None or endpoint.host is None:
+            return None
+        return ShutdownTarget(controller, endpoint.host, endpoint.port, own.czxid)
 
     # OffsetCommit/OffsetFetch v0: offsets kept in ZooKeeper, as Kafka 0.8.1 kept them
 

@@ -21,7 +21,19 @@ asks :func:`decide` and writes what it answers.
   assignment) that is live and in the ISR but not leader gets leadership back.
 * A state with no leader and an empty ISR (a partition never led, as states
   were once written when no replica was live) starts as a new partition.
+* Brokers in controlled shutdown (``shutting_down``: they asked the controller
+  to move their leaderships and are still registered) are live but never
+  elected, by any of the rules above, nor put in a new partition's ISR: Kafka's
+  ``isReplicaOnline`` leaves out ``shuttingDownBrokerIds``.
 * Every change of leader or ISR made here bumps the leader epoch.
+
+:func:`decide_controlled_shutdown` is the controller's answer to a broker's
+ControlledShutdown request, per partition (Kafka's
+``ControlledShutdownLeaderElectionStrategy`` and ``OfflineReplica``): a
+partition it leads gets the first replica in assignment order that is in the
+ISR, live and not shutting down as leader, with the shutting-down brokers out of
+the ISR; one it follows loses it from its ISR, unless it is the last member.
+Partitions of one replica are left alone, as Kafka leaves them.
 """
 
 from __future__ import annotations
@@ -31,7 +43,14 @@ from dataclasses import dataclass
 
 from wirekafka.zk.znodes import PartitionState
 
-__all__ = ["NO_LEADER", "Decision", "decide", "initial_state", "shrink_isr"]
+__all__ = [
+    "NO_LEADER",
+    "Decision",
+    "decide",
+    "decide_controlled_shutdown",
+    "initial_state",
+    "shrink_isr",
+]
 
 NO_LEADER = -1
 
@@ -45,10 +64,14 @@ class Decision:
 
 
 def initial_state(
-    replicas: Sequence[int], live: Collection[int], controller_epoch: int
+    replicas: Sequence[int],
+    live: Collection[int],
+    controller_epoch: int,
+    shutting_down: Collection[int] = (),
 ) -> PartitionState | None:
-    """A new partition's first state; None while none of its replicas is live."""
-    live_replicas = tuple(r for r in replicas if r in live)
+    """A new partition's first state; None while none of its replicas is live (and
+    not shutting down)."""
+    live_replicas = tuple(r for r in replicas if r in live and r not in shutting_down)
     if not live_replicas:
         return None
     return PartitionState(live_replicas[0], 0, live_replicas, controller_epoch)
@@ -71,17 +94,19 @@ def decide(
     controller_epoch: int,
     unclean_leader_election: bool = False,
     preferred_leader_election: bool = True,
+    shutting_down: Collection[int] = (),
 ) -> Decision | None:
     """What the controller writes for a partition assigned ``replicas`` whose state
-    is ``current`` (None: it has none yet), with ``live`` the live brokers; None
-    when nothing changes."""
+    is ``current`` (None: it has none yet), with ``live`` the live brokers, of
+    which ``shutting_down`` may not be elected; None when nothing changes."""
+    electable = [r for r in replicas if r in live and r not in shutting_down]
     if current is None:
-        first = initial_state(replicas, live, controller_epoch)
+        first = initial_state(replicas, live, controller_epoch, shutting_down)
         return None if first is None else Decision(first, "new partition")
     if current.leader == NO_LEADER and not current.isr:
         # Never led (written so before states kept their last ISR member): there is
         # no one to wait for, so it starts as a new partition, at the next epoch.
-        first = initial_state(replicas, live, controller_epoch)
+        first = initial_state(replicas, live, controller_epoch, shutting_down)
         if first is None:
             return None
         state = PartitionState(first.leader, current.leader_epoch + 1, first.isr, controller_epoch)
@@ -92,14 +117,12 @@ def decide(
     if isr != tuple(current.isr):
         reasons.append(f"ISR {list(current.isr)} -> {list(isr)} (brokers gone)")
     if leader == NO_LEADER or leader not in live:
-        elected = next((r for r in replicas if r in live and r in isr), None)
+        elected = next((r for r in electable if r in isr), None)
         if elected is not None:
             leader = elected
             reason = "leader elected from the ISR"
-        elif (
-            unclean_leader_election
-            and (unclean := next((r for r in replicas if r in live), None)) is not None
-        ):
+        elif unclean_leader_election and electable:
+            unclean = electable[0]
             leader, isr = unclean, (unclean,)
             reason = "unclean leader election: no live ISR member, records may be lost"
         else:
@@ -109,7 +132,7 @@ def decide(
             reasons.append(f"leader {current.leader} -> {leader}: {reason}")
     elif preferred_leader_election and replicas:
         preferred = replicas[0]
-        if preferred != leader and preferred in live and preferred in isr:
+        if preferred != leader and preferred in electable and preferred in isr:
             reasons.append(f"leader {leader} -> {preferred}: the preferred replica is back")
             leader = preferred
     if leader == current.leader and isr == tuple(current.isr):
@@ -122,3 +145,47 @@ def decide(
         current.leader_recovery_state,
     )
     return Decision(state, "; ".join(reasons))
+
+
+def decide_controlled_shutdown(
+    broker_id: int,
+    replicas: Sequence[int],
+    current: PartitionState | None,
+    live: Collection[int],
+    shutting_down: Collection[int],
+    *,
+    controller_epoch: int,
+) -> Decision | None:
+    """What the controller writes for a partition assigned ``replicas`` whose state
+    is ``current`` when broker ``broker_id`` (one of ``shutting_down``) asks for a
+    controlled shutdown; None when nothing changes: the partition is not on it,
+    has one replica, no state yet, or no other replica could lead it (then it
+    still leads it: the request's remaining partitions)."""
+    if current is None or broker_id not in replicas or len(replicas) <= 1:
+        return None
+    leaving = set(shutting_down) | {broker_id}
+    if current.leader == broker_id:
+        elected = next(
+            (r for r in replicas if r in current.isr and r in live and r not in leaving), None
+        )
+        if elected is None:
+            return None
+        isr = tuple(r for r in current.isr if r not in leaving)
+        reason = (
+            f"leader {broker_id} -> {elected}, ISR {list(current.isr)} -> {list(isr)}: "
+            f"controlled shutdown of broker {broker_id}"
+        )
+        state = PartitionState(
+            elected, current.leader_epoch + 1, isr, controller_epoch,
+            current.leader_recovery_state,
+        )  # fmt: skip
+        return Decision(state, reason)
+    if broker_id not in current.isr or len(current.isr) == 1:
+        return None  # not in sync, or the last member, kept as a dead one's would be
+    isr = tuple(r for r in current.isr if r != broker_id)
+    state = PartitionState(
+        current.leader, current.leader_epoch + 1, isr, controller_epoch,
+        current.leader_recovery_state,
+    )  # fmt: skip
+    reason = f"ISR {list(current.isr)} -> {list(isr)}: controlled shutdown of broker {broker_id}"
+    return Decision(state, reason)

@@ -38,6 +38,21 @@ DEFAULT_TIMEOUT_S = 10.0
 _RECV_BYTES = 64 * 1024
 
 
+def produce_request(
+    topic: str, records: bytes, *, acks: int = 1, partition: int = 0, timeout_ms: int = 30_000
+) -> ProduceRequest:
+    """A Produce request of ``records`` to one partition."""
+    return ProduceRequest(
+        acks=acks,
+        timeout_ms=timeout_ms,
+        topic_data=[
+            TopicProduceData(
+                name=topic, partition_data=[PartitionProduceData(index=partition, records=records)]
+            )
+        ],
+    )
+
+
 class ProtocolClientError(Exception):
     """The peer closed the connection, was too slow, or answered out of turn."""
 
@@ -83,17 +98,26 @@ class ProtocolClient:
 
         Every request must get a response (so no Produce with acks=0).
         """
+        correlation_id = self.send(api_key, api_version, body)
+        return self.receive(api_key, api_version, correlation_id)
+
+    def send(self, api_key: int, api_version: int, body: Any) -> int:
+        """Send a request without waiting for its response; its correlation id (the
+        responses come in the order of the requests: :meth:`receive` each)."""
         correlation_id = self._next_correlation_id
         self._next_correlation_id += 1
         header = RequestHeader(api_key, api_version, correlation_id, self.client_id)
         frame_out = encode_frame(rpc.encode_request(header, body))
-        deadline = time.monotonic() + self.timeout_s
         self._sock.settimeout(self.timeout_s)
         try:
             self._sock.sendall(frame_out)
         except TimeoutError as exc:
             raise ProtocolClientError(f"could not send within {self.timeout_s} s") from exc
-        frame = self._read_frame(deadline)
+        return correlation_id
+
+    def receive(self, api_key: int, api_version: int, correlation_id: int) -> Any:
+        """The response body to the request sent as ``correlation_id``."""
+        frame = self._read_frame(time.monotonic() + self.timeout_s)
         response_header, response = rpc.decode_response(api_key, api_version, frame)
         if response_header.correlation_id != correlation_id:
             raise ProtocolClientError(
@@ -106,18 +130,7 @@ class ProtocolClient:
     ) -> tuple[int, int]:
         """Produce ``records`` to one partition; (error code, base offset)."""
         response = self.request(
-            ApiKey.PRODUCE,
-            version,
-            ProduceRequest(
-                acks=acks,
-                timeout_ms=30_000,
-                topic_data=[
-                    TopicProduceData(
-                        name=topic,
-                        partition_data=[PartitionProduceData(index=partition, records=records)],
-                    )
-                ],
-            ),
+            ApiKey.PRODUCE, version, produce_request(topic, records, acks=acks, partition=partition)
         )
         (partition_response,) = response.responses[0].partition_responses
         return partition_response.error_code, partition_response.base_offset

@@ -25,8 +25,8 @@ idempotence, bootstrapped from all three brokers. Rows (``--row``, default both)
   linger.ms=5; ``rdkafka_performance`` sets 1000 of its own, which would add a
   second to every run, the last batch's wait); msg/s and MB/s. Each
   run writes the same number of records: ``--seconds`` times the rate RF=3
-  reached in the warm-up (so an RF=3 run takes about that long or less, an
-  RF=1 run less);
+  reached in the warm-up (so an RF=3 run takes roughly that long, an RF=1
+  run less);
 * ``latency``: end-to-end latency at a fixed rate (``--rate``, 10,000 msg/s
   by default, for ``--seconds``): ``tools/bench_peers.py``'s latency row, a
   consumer reading the partition (``rdkafka_performance -C -l``) while the

@@ -27,6 +27,11 @@ from wirekafka.protocol.messages.fetch import (
     FetchTopic,
     PartitionData,
 )
+from wirekafka.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataRequestTopic,
+    MetadataResponse,
+)
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -180,6 +185,15 @@ class ProtocolClient:
                 f"{response.responses[0].topic}/{answer.partition_index}"
             )
         return answer
+
+    def metadata(self, *topics: str) -> MetadataResponse:
+        """Metadata v9 of ``topics``; without any, of the cluster only (its brokers)."""
+        response: MetadataResponse = self.request(
+            ApiKey.METADATA,
+            9,
+            MetadataRequest(topics=[MetadataRequestTopic(name=topic) for topic in topics]),
+        )
+        return response
 
     def api_versions(self, api_version: int = 2) -> dict[int, tuple[int, int]]:
         """The (min, max) version the peer serves, by api key.

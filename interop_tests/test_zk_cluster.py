@@ -31,7 +31,7 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest
-from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from wirekafka.protocol.messages.metadata import MetadataResponse
 from wirekafka.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -135,8 +135,7 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 def known_brokers(broker: Broker) -> list[int]:
     with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
-        answer = client.request(ApiKey.METADATA, 9, MetadataRequest(topics=[]))
-    return [b.node_id for b in answer.brokers]
+        return [b.node_id for b in client.metadata().brokers]
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int = 1) -> None:
@@ -147,11 +146,9 @@ def create_topic(bootstrap: str, topic: str, partitions: int, replication_factor
         admin.close()
 
 
-def metadata(broker: Broker, topic: str):  # type: ignore[no-untyped-def]
+def metadata(broker: Broker, topic: str) -> MetadataResponse:
     with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
-        return client.request(
-            ApiKey.METADATA, 9, MetadataRequest(topics=[MetadataRequestTopic(name=topic)])
-        )
+        return client.metadata(topic)
 
 
 def produce_kafka_python(bootstrap: str, topic: str, count: int, tag: str) -> None:

@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -111,6 +112,7 @@ from tools.bench_support import (
     rdkafka_performance,
     sink,
     start_wirekafka,
+    stop_wirekafka,
 )
 
 RUN_TIMEOUT_S = 600.0
@@ -120,6 +122,7 @@ LATENCY_RATE = 10_000  # msg/s
 BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
 SENDFILE = "sendfile"  # the limit of the consume rows: plain sendfile of wirekafka's log
 RSS_EVERY_S = 0.5
+RUNS = itertools.count(1)  # numbers each run's topic
 # partitions-*: each keyless record to a random partition. librdkafka 2.0's
 # default partitioner sticks to one partition for sticky.partitioning.linger.ms
 # (10 ms) and so does partitioner=random; 0 turns the stickiness off.
@@ -139,6 +142,9 @@ CONSUMED = re.compile(r"consumed in \d+ms: (\d+) msgs/s \(([\d.]+) MB/s\)")
 CONSUMED_COUNT = re.compile(r"(\d+) messages \(\d+ bytes\) consumed in")
 JAVA_SENT = re.compile(r"\d+ records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
 JAVA_REQUESTS = re.compile(r"^(?:producer|consumer)-metrics:request-total:\{[^}]*\}\s*:\s*([\d.]+)", re.M)  # fmt: skip
+
+
+Pids = tuple[int, ...]  # a broker's processes: one, or each broker's of a cluster
 
 
 @dataclass(frozen=True)
@@ -166,9 +172,9 @@ class Peer(Protocol):
 
     def serving(
         self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
-    ) -> contextlib.AbstractContextManager[tuple[str, int]]:
+    ) -> contextlib.AbstractContextManager[tuple[str, Pids]]:
         """For one run: ``topic`` exists with ``partitions`` partitions, each with a
-        leader, and the topic ``configs``; (bootstrap, the broker's pid)."""
+        leader, and the topic ``configs``; (bootstrap, the broker's pids)."""
         ...
 
 
@@ -188,11 +194,12 @@ def run(command: Sequence[str], timeout_s: float = RUN_TIMEOUT_S) -> str:
     return done.stdout
 
 
-def on_broker(pid: int, command: Sequence[str]) -> tuple[str, float]:
-    """Run a load generator; its stdout and the CPU seconds broker ``pid`` used meanwhile."""
-    before = cpu_seconds(pid)
+def on_broker(pids: Pids, command: Sequence[str]) -> tuple[str, float]:
+    """Run a load generator; its stdout and the CPU seconds the broker's processes
+    ``pids`` used meanwhile."""
+    before = cpu_seconds(*pids)
     output = run(command)
-    return output, cpu_seconds(pid) - before
+    return output, cpu_seconds(*pids) - before
 
 
 def last_match(pattern: re.Pattern[str], output: str, program: str) -> tuple[str, ...]:
@@ -212,33 +219,50 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float) -> None
 
 
 class AdminPeer:
-    """A broker serving CreateTopics and DeleteTopics (wirekafka, Apache Kafka);
-    ``data_dir``: its ``log.dirs``, where it is wirekafka."""
+    """A broker (or a cluster) serving CreateTopics and DeleteTopics (wirekafka,
+    Apache Kafka); ``data_dir``: its ``log.dirs``, where it is one wirekafka;
+    ``replication_factor``: of the topics it serves."""
 
-    def __init__(self, name: str, bootstrap: str, pid: int, data_dir: Path | None = None) -> None:
-        self.name, self.bootstrap, self.pid, self.data_dir = name, bootstrap, pid, data_dir
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        pids: Pids,
+        data_dir: Path | None = None,
+        replication_factor: int = 1,
+    ) -> None:
+        self.name, self.bootstrap, self.pids, self.data_dir = name, bootstrap, pids, data_dir
+        self.replication_factor = replication_factor
+
+    def ready(self, admin: AdminClient, topic: str, partitions: int) -> bool:
+        """Whether each of the ``partitions`` of ``topic`` has a leader and every
+        replica in its ISR, as the broker ``admin`` asks says."""
+        found = admin.list_topics(topic, timeout=10).topics.get(topic)
+        return (
+            found is not None
+            and found.error is None
+            and len(found.partitions) == partitions
+            and all(
+                p.leader >= 0 and len(p.isrs) == self.replication_factor
+                for p in found.partitions.values()
+            )
+        )
 
     @contextlib.contextmanager
     def serving(
         self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
-    ) -> Iterator[tuple[str, int]]:
+    ) -> Iterator[tuple[str, Pids]]:
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
-
-        def has_leaders() -> bool:
-            found = admin.list_topics(topic, timeout=10).topics.get(topic)
-            return (
-                found is not None
-                and found.error is None
-                and len(found.partitions) == partitions
-                and all(p.leader >= 0 for p in found.partitions.values())
-            )
-
-        new = NewTopic(topic, partitions, 1, config=dict(configs or {}))
+        new = NewTopic(topic, partitions, self.replication_factor, config=dict(configs or {}))
         for future in admin.create_topics([new]).values():
             future.result(TOPIC_TIMEOUT_S)
-        wait_for(has_leaders, f"a leader for each partition of {topic}", TOPIC_TIMEOUT_S)
+        wait_for(
+            lambda: self.ready(admin, topic, partitions),
+            f"a leader and a full ISR for each partition of {topic}",
+            TOPIC_TIMEOUT_S,
+        )
         try:
-            yield self.bootstrap, self.pid
+            yield self.bootstrap, self.pids
         finally:
             for future in admin.delete_topics([topic]).values():
                 future.result(TOPIC_TIMEOUT_S)
@@ -250,20 +274,15 @@ def wirekafka_peer(tree: Path = ROOT, name: str = "wirekafka") -> Iterator[Admin
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
         process, port = start_wirekafka(tree, Path(data_dir))
         try:
-            yield AdminPeer(name, f"127.0.0.1:{port}", process.pid, Path(data_dir))
+            yield AdminPeer(name, f"127.0.0.1:{port}", (process.pid,), Path(data_dir))
         finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_wirekafka(process)
 
 
 @contextlib.contextmanager
 def apache_kafka_peer() -> Iterator[AdminPeer]:
     with ApacheKafka() as kafka:
-        yield AdminPeer("Apache Kafka", kafka.bootstrap, kafka.pid)
+        yield AdminPeer("Apache Kafka", kafka.bootstrap, (kafka.pid,))
 
 
 class MockPeer:
@@ -274,7 +293,7 @@ class MockPeer:
     @contextlib.contextmanager
     def serving(
         self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
-    ) -> Iterator[tuple[str, int]]:
+    ) -> Iterator[tuple[str, Pids]]:
         if configs:
             raise ValueError("the mock cluster takes no topic configs")
         process = subprocess.Popen(
@@ -289,7 +308,7 @@ class MockPeer:
             bootstrap = process.stdout.readline().strip()
             if not bootstrap:
                 raise SystemExit(f"the mock cluster did not start ({process.wait()})")
-            yield bootstrap, process.pid
+            yield bootstrap, (process.pid,)
         finally:
             process.terminate()
             process.wait(30)
@@ -315,8 +334,8 @@ def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options:
 
 
 def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., Result]:
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
-        output, cpu = on_broker(pid, rdkafka_produce(bootstrap, topic, size, count, *options))
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
+        output, cpu = on_broker(pids, rdkafka_produce(bootstrap, topic, size, count, *options))
         rate, mb_s = last_match(PRODUCED, output, "rdkafka_performance")
         requests = rdkafka_requests(output, count, "txmsgs")
         return Result(count, float(rate), float(mb_s), requests, cpu)
@@ -325,10 +344,10 @@ def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., 
 
 
 def consume_row(count: int) -> Callable[..., Result]:
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
         run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
         output, cpu = on_broker(
-            pid,
+            pids,
             [
                 str(rdkafka_performance()), "-C", "-t", topic, "-p", "0", "-o", "0",
                 "-b", bootstrap, "-c", str(count), "-q", "-T", STATS_MS,
@@ -372,33 +391,39 @@ def consumer_at_end(
         consumer.wait()
 
 
-def latency_row(count: int, linger_ms: int) -> Callable[..., Result]:
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+def latency_row(
+    count: int, size: int, options: Sequence[str], rate: int = LATENCY_RATE
+) -> Callable[..., Result]:
+    """End-to-end latency: ``count`` records of ``size`` bytes produced at ``rate``
+    msg/s with the producer ``options`` (acks, linger.ms), while a consumer reads
+    them; p50 and p99 of the consumer's latencies."""
+
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
         with tempfile.TemporaryDirectory(prefix="wirekafka-bench-latency-") as scratch:
             latencies = Path(scratch) / "latencies"
-            options = ("-l", "-A", str(latencies))
-            with consumer_at_end(bootstrap, topic, count, Path(scratch), *options) as consumer:
-                before = cpu_seconds(pid)
+            reading = ("-l", "-A", str(latencies))
+            with consumer_at_end(bootstrap, topic, count, Path(scratch), *reading) as consumer:
+                before = cpu_seconds(*pids)
                 produced = run(
-                    rdkafka_produce(
-                        bootstrap, topic, 100, count, "-l", "-r", str(LATENCY_RATE),
-                        "-a", "1", "-X", f"linger.ms={linger_ms}",
-                    )
-                )  # fmt: skip
+                    rdkafka_produce(bootstrap, topic, size, count, "-l", "-r", str(rate), *options)
+                )
                 consumer.wait(RUN_TIMEOUT_S)
-                cpu = cpu_seconds(pid) - before
+                cpu = cpu_seconds(*pids) - before
             consumed = (Path(scratch) / "consumer").read_text()
             samples = [int(line) / 1000 for line in latencies.read_text().split()]
         if len(samples) != count:
             raise SystemExit(f"{len(samples)} latencies for {count} records:\n{consumed[-2000:]}")
         quantiles = statistics.quantiles(samples, n=100)
-        rate = float(last_match(PRODUCED, produced, "rdkafka_performance")[0])
+        produced_rate = float(last_match(PRODUCED, produced, "rdkafka_performance")[0])
         producer, reader = (
             rdkafka_requests(produced, count, "txmsgs"),
             rdkafka_requests(consumed, count, "rxmsgs"),
         )
         requests = producer + reader if producer and reader else None
-        return Result(count, rate, rate * 100 / 1e6, requests, cpu, quantiles[49], quantiles[98])
+        return Result(
+            count, produced_rate, produced_rate * size / 1e6, requests, cpu,
+            quantiles[49], quantiles[98],
+        )  # fmt: skip
 
     return measure
 
@@ -407,28 +432,28 @@ def rss_row(size: int, count: int) -> Callable[..., Result]:
     """``count`` records of ``size`` bytes produced while a consumer reads them;
     the broker's RSS sampled every ``RSS_EVERY_S`` meanwhile."""
 
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
         samples: list[float] = []
         sampling = threading.Event()
 
         def sample() -> None:
             while not sampling.wait(RSS_EVERY_S):
-                samples.append(rss_mb(pid))
+                samples.append(rss_mb(*pids))
 
         with tempfile.TemporaryDirectory(prefix="wirekafka-bench-rss-") as scratch:
             sampler = threading.Thread(target=sample, daemon=True)
             with consumer_at_end(bootstrap, topic, count, Path(scratch)) as consumer:
-                start = rss_mb(pid)
-                before = cpu_seconds(pid)
+                start = rss_mb(*pids)
+                before = cpu_seconds(*pids)
                 sampler.start()
                 try:
                     produced = run(rdkafka_produce(bootstrap, topic, size, count, "-a", "1"))
                     consumer.wait(RUN_TIMEOUT_S)
-                    cpu = cpu_seconds(pid) - before
+                    cpu = cpu_seconds(*pids) - before
                 finally:
                     sampling.set()
                     sampler.join()
-            end = rss_mb(pid)
+            end = rss_mb(*pids)
             consumed = (Path(scratch) / "consumer").read_text()
         if int(last_match(CONSUMED_COUNT, consumed, "rdkafka_performance -C")[0]) != count:
             raise SystemExit(f"the consumer did not read {count} records:\n{consumed[-2000:]}")
@@ -444,11 +469,15 @@ def rss_row(size: int, count: int) -> Callable[..., Result]:
     return measure
 
 
-def rss_mb(pid: int) -> float:
-    """The resident set of process ``pid`` now, in MB (``VmRSS``)."""
+def rss_mb(*pids: int) -> float:
+    """The resident sets of the processes ``pids`` now, summed, in MB (``VmRSS``)."""
+    return sum(vm_rss_kib(pid) for pid in pids) * 1024 / 1e6
+
+
+def vm_rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024 / 1e6
+            return int(line.split()[1])
     raise SystemExit(f"no VmRSS for process {pid}")
 
 
@@ -524,13 +553,13 @@ def java_requests(output: str) -> float | None:
 
 
 def java_produce_row(size: int, count: int) -> Callable[..., Result]:
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
         command = java_tool(
             "ProducerPerformance", "--topic", topic, "--num-records", str(count),
             "--record-size", str(size), "--throughput", "-1", "--bootstrap-server", bootstrap,
             "--command-property", "acks=1", "--print-metrics",
         )  # fmt: skip
-        output, cpu = on_broker(pid, command)
+        output, cpu = on_broker(pids, command)
         rate, mb_s = last_match(JAVA_SENT, output, "ProducerPerformance")
         return Result(count, float(rate), float(mb_s), java_requests(output), cpu)
 
@@ -538,13 +567,13 @@ def java_produce_row(size: int, count: int) -> Callable[..., Result]:
 
 
 def java_consume_row(count: int) -> Callable[..., Result]:
-    def measure(bootstrap: str, pid: int, topic: str) -> Result:
+    def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
         run(rdkafka_produce(bootstrap, topic, 1024, count, "-a", "1"))
         command = java_tool(
             "ConsumerPerformance", "--topic", topic, "--num-records", str(count),
             "--bootstrap-server", bootstrap, "--timeout", "120000", "--print-metrics",
         )  # fmt: skip
-        output, cpu = on_broker(pid, command)
+        output, cpu = on_broker(pids, command)
         lines = output.splitlines()
         header = next((i for i, line in enumerate(lines) if line.startswith("start.time")), None)
         if header is None:
@@ -562,8 +591,9 @@ def java_consume_row(count: int) -> Callable[..., Result]:
 
 @dataclass(frozen=True)
 class Row:
-    measure: Callable[[str, int, str], Result]
-    unit: str  # what the table shows: "msg/s", "MB/s", "ms" (p50/p99 latency) or "RSS"
+    measure: Callable[[str, Pids, str], Result]
+    # what the table shows: "msg/s", "MB/s", "msg/s, MB/s", "ms" (p50/p99 latency) or "RSS"
+    unit: str
     mock: bool = True  # also run against the mock
     kafka: bool = True  # also run against Apache Kafka
     partitions: int = 1  # of the topic
@@ -592,8 +622,10 @@ def rows(scale: float) -> dict[str, Row]:
         **produce,
         **partitions,
         "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False, limit=sendfile_limit(1024)),
-        "latency-10k": Row(latency_row(n(100_000), 5), "ms"),
-        "latency-10k-linger-0": Row(latency_row(n(100_000), 0), "ms"),
+        "latency-10k": Row(latency_row(n(100_000), 100, ("-a", "1", "-X", "linger.ms=5")), "ms"),
+        "latency-10k-linger-0": Row(
+            latency_row(n(100_000), 100, ("-a", "1", "-X", "linger.ms=0")), "ms"
+        ),
         "rss-10g": Row(
             rss_row(10_000, n(1_000_000)),
             "RSS",
@@ -612,6 +644,8 @@ def rows(scale: float) -> dict[str, Row]:
 
 
 def figure(result: Result, unit: str) -> str:
+    if unit == "msg/s, MB/s":
+        return f"{result.rate:,.0f} msg/s, {result.mb_s:,.1f} MB/s"
     if unit == "ms":
         return f"{result.p50_ms:.1f}/{result.p99_ms:.1f} ms"
     if unit == "RSS":
@@ -669,28 +703,32 @@ def median_result(results: Sequence[Result]) -> Result:
 
 def warm_up(peer: AdminPeer) -> None:
     """Write 250 MB and read them back, so the JVM has compiled its hot paths."""
-    with peer.serving("warm-up") as (bootstrap, pid):
-        consume_row(WARM_UP_RECORDS)(bootstrap, pid, "warm-up")
+    with peer.serving("warm-up") as (bootstrap, pids):
+        consume_row(WARM_UP_RECORDS)(bootstrap, pids, "warm-up")
 
 
-def print_table(medians: dict[str, dict[str, Result]], units: dict[str, str]) -> None:
-    peers = [
-        p
-        for p in (BASELINE, "Apache Kafka", "mock", SENDFILE)
-        if any(p in found for found in medians.values())
-    ]
-    with_cpu = ["wirekafka", *(p for p in peers if p not in ("mock", SENDFILE))]
+def print_table(
+    medians: dict[str, dict[str, Result]],
+    units: dict[str, str],
+    measured: str = "wirekafka",
+    others: Sequence[str] = (BASELINE, "Apache Kafka", "mock", SENDFILE),
+) -> None:
+    """A Markdown table of the medians: each row's figure for ``measured`` and the
+    ``others`` found, the ratios measured/other, the CPU of each but the mock's
+    and sendfile's."""
+    peers = [p for p in others if any(p in found for found in medians.values())]
+    with_cpu = [measured, *(p for p in peers if p not in ("mock", SENDFILE))]
     header = [
-        "row", "wirekafka", *peers, *(f"wirekafka/{p}" for p in peers),
+        "row", measured, *peers, *(f"{measured}/{p}" for p in peers),
         *(f"{p} CPU" for p in with_cpu),
     ]  # fmt: skip
     print("\n| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name, found in medians.items():
-        unit, ours = units[name], found["wirekafka"]
+        unit, ours = units[name], found[measured]
         cells = [
             name,
-            *(figure(found[p], unit) if p in found else "-" for p in ("wirekafka", *peers)),
+            *(figure(found[p], unit) if p in found else "-" for p in (measured, *peers)),
             *(
                 f"{headline(ours, unit) / headline(found[p], unit):.2f}" if p in found else "-"
                 for p in peers
@@ -721,6 +759,31 @@ def run_limit(row: Row, peer: Peer, topic: str, messages: int) -> Result | None:
         return None
     assert peer.data_dir is not None
     return row.limit(peer.data_dir / f"{topic}-0", messages)
+
+
+def run_row(name: str, row: Row, peers: Sequence[Peer], reps: int) -> dict[str, Result]:
+    """``row`` ``reps`` times on each of ``peers``, taking turns (the first peer
+    of each rep rotates), each run on a topic of its own and printed as it ends;
+    the medians, by peer (and the row's limit, ``sendfile``)."""
+    results: dict[str, list[Result]] = {}
+    for rep in range(reps):
+        first = rep % len(peers)
+        for peer in [*peers[first:], *peers[:first]]:
+            topic = f"bench-{name}-{next(RUNS)}"
+            found: dict[str, Result] = {}
+            with peer.serving(topic, row.partitions, row.configs) as (bootstrap, pids):
+                found[peer.name] = row.measure(bootstrap, pids, topic)
+                limit = run_limit(row, peer, topic, found[peer.name].messages)
+                if limit is not None:
+                    found[SENDFILE] = limit
+            for who, result in found.items():
+                results.setdefault(who, []).append(result)
+                print(
+                    f"{name} rep {rep + 1} {who:>12}: {figure(result, row.unit):>18}, "
+                    f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}",
+                    flush=True,
+                )
+    return {peer: median_result(found) for peer, found in results.items()}
 
 
 def raise_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -756,34 +819,14 @@ def main() -> None:
             warm_up(admin_peer)
         peers: list[Peer] = [*started, MockPeer()]
         medians: dict[str, dict[str, Result]] = {}
-        runs = 0
         for name in args.rows or list(table):
             row = table[name]
-            results: dict[str, list[Result]] = {}
-            for rep in range(args.reps):
-                turn = [
-                    p
-                    for p in peers
-                    if (row.mock or p.name != "mock") and (row.kafka or p.name != "Apache Kafka")
-                ]
-                turn = turn[rep % len(turn) :] + turn[: rep % len(turn)]
-                for peer in turn:
-                    runs += 1
-                    topic = f"bench-{name}-{runs}"
-                    found: dict[str, Result] = {}
-                    with peer.serving(topic, row.partitions, row.configs) as (bootstrap, pid):
-                        found[peer.name] = row.measure(bootstrap, pid, topic)
-                        limit = run_limit(row, peer, topic, found[peer.name].messages)
-                        if limit is not None:
-                            found[SENDFILE] = limit
-                    for who, result in found.items():
-                        results.setdefault(who, []).append(result)
-                        print(
-                            f"{name} rep {rep + 1} {who:>12}: {figure(result, row.unit):>18}, "
-                            f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}",
-                            flush=True,
-                        )
-            medians[name] = {peer: median_result(found) for peer, found in results.items()}
+            turn = [
+                p
+                for p in peers
+                if (row.mock or p.name != "mock") and (row.kafka or p.name != "Apache Kafka")
+            ]
+            medians[name] = run_row(name, row, turn, args.reps)
         print_table(medians, {name: table[name].unit for name in medians})
         print_partition_cost(medians)
     print(f"\npython -m tools.bench_peers {' '.join(sys.argv[1:])}")

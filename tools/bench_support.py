@@ -7,8 +7,9 @@
   cluster as a process;
 * :func:`sink`: ``tools/rdkafka/sink.c``, a socket that reads and drops what
   it is sent (the receiving end of the plain-sendfile limit);
-* :func:`start_wirekafka`: a broker from a source tree in a subprocess;
-* :func:`cpu_seconds`: a process's user + system time so far.
+* :func:`start_wirekafka`, :func:`stop_wirekafka`: a broker from a source tree
+  in a subprocess;
+* :func:`cpu_seconds`: the user + system time of processes so far.
 
 The programs go to ``build/rdkafka`` and are rebuilt when a source is newer.
 They need gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 RDKAFKA_DIR = ROOT / "tools" / "rdkafka"
@@ -58,23 +61,40 @@ def sink() -> Path:
     return build("sink", RDKAFKA_DIR / "sink.c")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+def cpu_seconds(*pids: int) -> float:
+    """User + system CPU time of the processes ``pids`` (all their threads) so far, summed."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
 
 
-def start_wirekafka(tree: Path, data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """A broker from the source tree ``tree`` (its ``wirekafka`` first on the path); its port."""
+def start_wirekafka(
+    tree: Path,
+    data_dir: Path,
+    overrides: Mapping[str, str] | None = None,
+    stderr: IO[bytes] | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """A broker from the source tree ``tree`` (its ``wirekafka`` first on the path); its port.
+
+    ``overrides``: more broker keys (``broker.id``, ``zookeeper.connect``, ...), or
+    other values for these; ``stderr``: where its log (warnings and worse) goes,
+    this process's stderr by default."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    settings = {
+        "log.dirs": str(data_dir),
+        "listeners": "PLAINTEXT://127.0.0.1:0",
+        "num.partitions": "1",
+        **(overrides or {}),
+    }
     process = subprocess.Popen(
         [
             sys.executable, "-m", "wirekafka", "serve", "--log-level", "WARNING",
-            "--override", f"log.dirs={data_dir}",
-            "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-            "--override", "num.partitions=1",
+            *(part for key, value in settings.items() for part in ("--override", f"{key}={value}")),
         ],
         stdout=subprocess.PIPE,
+        stderr=stderr,
         env=env,
         cwd=data_dir,
     )  # fmt: skip
@@ -85,3 +105,13 @@ def start_wirekafka(tree: Path, data_dir: Path) -> tuple[subprocess.Popen[bytes]
         process.wait()
         raise SystemExit(f"the broker from {tree} did not start")
     return process, int(match["port"])
+
+
+def stop_wirekafka(process: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    """SIGTERM, and SIGKILL if the broker has not exited within ``timeout_s``."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

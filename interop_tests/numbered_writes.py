@@ -35,9 +35,17 @@ from dataclasses import dataclass, field
 
 import confluent_kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaTimeoutError
 
+from interop_tests.protocol_client import ProtocolClient
 from interop_tests.reading import IDLE_TIMEOUT_MS, end_offsets, read_to_end
 from interop_tests.support import Deadline
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 
 DELIVERY_TIMEOUT_MS = 180_000  # longer than a test: a producer retries, never gives up
 HIGH_WATERMARK_TIMEOUT_S = 60.0
@@ -182,13 +190,52 @@ class Workload:
                 if offset is not None:
                     wanted[partition] = max(wanted.get(partition, 0), offset + 1)
         deadline = Deadline(HIGH_WATERMARK_TIMEOUT_S)
-        while True:
-            ends = end_offsets(consumer, self._partitions())
+        while deadline.left > 0:  # then the check of what was lost says which
+            try:
+                ends = end_offsets(consumer, self._partitions())
+            except KafkaTimeoutError as exc:  # kafka-python gave up on its ListOffsets
+                print(f"asking for the end offsets: {exc}; the brokers say {self._ends()}")
+                continue
             if all(ends[TopicPartition(self.topic, p)] >= end for p, end in wanted.items()):
                 return
-            if deadline.left <= 0:  # the check of what was lost says which
-                return
             time.sleep(0.1)
+
+    def _ends(self) -> dict[str, object]:
+        """What each broker answers Metadata (leader, leader epoch) and ListOffsets
+        latest with, by partition: for the report when a client gets no answer."""
+        answers: dict[str, object] = {}
+        for address in self.bootstrap.split(","):
+            host, port = address.rsplit(":", 1)
+            try:
+                with ProtocolClient(host, int(port), timeout_s=10) as client:
+                    (topic,) = client.metadata(self.topic).topics
+                    leaders = {
+                        p.partition_index: (p.leader_id, p.leader_epoch) for p in topic.partitions
+                    }
+                    response = client.request(
+                        ApiKey.LIST_OFFSETS,
+                        1,
+                        ListOffsetsRequest(
+                            replica_id=-1,
+                            topics=[
+                                ListOffsetsTopic(
+                                    name=self.topic,
+                                    partitions=[
+                                        ListOffsetsPartition(partition_index=p, timestamp=-1)
+                                        for p in range(self.partitions)
+                                    ],
+                                )
+                            ],
+                        ),
+                    )
+                    ends = {
+                        p.partition_index: (p.error_code, p.offset)
+                        for p in response.topics[0].partitions
+                    }
+                    answers[address] = {"leaders": leaders, "ends": ends}
+            except Exception as exc:
+                answers[address] = repr(exc)
+        return answers
 
     def _partitions(self) -> list[TopicPartition]:
         return [TopicPartition(self.topic, p) for p in range(self.partitions)]

@@ -53,6 +53,7 @@ class ZkSession:
         self.connection_timeout_ms = connection_timeout_ms
         self._on_new_session: list[Callable[[], None]] = []
         self._lost = False  # kazoo's thread alone reads and writes it
+        self._stopping = False  # stop() ends the session: its LOST is no expiry
         self._token: trio.lowlevel.TrioToken | None = None  # of renew_registrations' loop
         self._renewed: trio.Event | None = None  # on that loop: a new session came
         self._renewal_due = False  # a new session came; set on kazoo's thread, cleared on the loop
@@ -99,7 +100,8 @@ class ZkSession:
         # Runs in kazoo's thread: nothing here may block, nor touch the broker's
         # state; the event loop hears of a new session through its token.
         if state == KazooState.LOST:
-            log.warning("ZooKeeper session lost (expired); ephemeral znodes are gone")
+            if not self._stopping:
+                log.warning("ZooKeeper session lost (expired); ephemeral znodes are gone")
             self._lost = True
         elif state == KazooState.SUSPENDED:
             log.warning("ZooKeeper connection suspended")
@@ -135,6 +137,7 @@ class ZkSession:
 
     @blocking
     def stop(self) -> None:
+        self._stopping = True
         try:
             self.client.stop()
         finally:

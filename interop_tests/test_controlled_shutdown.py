@@ -31,13 +31,8 @@ BACKOFF_MS = 500  # controlled.shutdown.retry.backoff.ms: the last broker of sto
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
     made = ReplicatedCluster(tmp_path, {"controlled.shutdown.retry.backoff.ms": str(BACKOFF_MS)})
-    try:
-        made.start()
+    with made.running():
         yield made
-    finally:
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
 
 
 def wait_for_progress(workload: Workload, records: int, what: str) -> None:

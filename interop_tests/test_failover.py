@@ -35,13 +35,8 @@ assert STALL_S * 1000 < LAG_MS / 2
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
     made = ReplicatedCluster(tmp_path, {"zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS)})
-    try:
-        made.start()
+    with made.running():
         yield made
-    finally:
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
 
 
 def fail_over(

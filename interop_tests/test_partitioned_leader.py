@@ -66,13 +66,8 @@ def cluster(tmp_path: Path, network: TestNetwork) -> Iterator[ReplicatedCluster]
         zookeeper=zookeeper,
         make_broker=lambda node, data_dir, keys: NamespacedBroker(network, node, data_dir, keys),
     )
-    try:
-        made.start()
+    with made.running():
         yield made
-    finally:
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
 
 
 @pytest.mark.slow

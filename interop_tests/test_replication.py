@@ -118,13 +118,8 @@ class ReplicatedCluster(Cluster):
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
     made = ReplicatedCluster(tmp_path)
-    try:
-        made.start()
+    with made.running():
         yield made
-    finally:
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
 
 
 def create_topic(cluster: ReplicatedCluster, topic: str, partitions: int) -> None:

@@ -61,13 +61,8 @@ def cluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
             "socket.request.max.bytes": str(POOL_BYTES),
         },
     )
-    try:
-        made.start()
+    with made.running():
         yield made
-    finally:
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
 
 
 @pytest.mark.slow

@@ -5,10 +5,12 @@ replaced, and the znodes hold Kafka's JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Self
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
@@ -84,6 +86,18 @@ class Cluster:
                 f"broker {broker.data_dir} to know every broker",
             )
 
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Self]:
+        """Started; at the end each broker's log is printed (pytest shows it when the
+        test failed) and the cluster closed."""
+        try:
+            self.start()
+            yield self
+        finally:
+            for node, broker in self.brokers.items():
+                print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
+            self.close()
+
     def close(self) -> None:
         for broker in self.brokers.values():
             broker.close()
@@ -121,15 +135,10 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = TIMEOU
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     zookeeper = ZooKeeper(tmp_path / "zookeeper").start()
-    made = Cluster(zookeeper, tmp_path)
     try:
-        made.start()
-        yield made
+        with Cluster(zookeeper, tmp_path).running() as made:
+            yield made
     finally:
-        # Shown by pytest only when the test failed: what each broker logged.
-        for node, broker in made.brokers.items():
-            print(f"--- broker {node} stderr ---\n{broker.stderr_text()}")
-        made.close()
         zookeeper.close()
 
 

@@ -23,9 +23,17 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import NotEnoughReplicasError
 
 from interop_tests.broker import Broker
+from interop_tests.protocol_client import ProtocolClient
 from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from interop_tests.test_zk_cluster import Cluster, metadata, wait_for
 from interop_tests.zookeeper import ZooKeeper
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 
 BROKERS = 3
 TIMEOUT_S = 60.0
@@ -272,3 +280,45 @@ def test_replicas_go_where_createtopics_puts_them_and_a_stopped_leader_stalls_on
     producer.close()
     assert sent > 0
     assert read_topic(cluster, "placed", 2) == [b"%d" % i for i in range(sent)]
+
+
+def list_offsets(broker: Broker, topic: str, timestamp: int, current_leader_epoch: int = -1):  # type: ignore[no-untyped-def]
+    """ListOffsets v4 for partition 0: (error code, offset, leader epoch)."""
+    request = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            ListOffsetsTopic(
+                name=topic,
+                partitions=[
+                    ListOffsetsPartition(
+                        partition_index=0,
+                        current_leader_epoch=current_leader_epoch,
+                        timestamp=timestamp,
+                    )
+                ],
+            )
+        ],
+    )
+    with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
+        response = client.request(ApiKey.LIST_OFFSETS, 4, request)
+    (answer,) = response.topics[0].partitions
+    return answer.error_code, answer.offset, answer.leader_epoch
+
+
+@pytest.mark.slow
+def test_list_offsets_gives_the_leader_epoch_and_checks_the_clients(
+    cluster: ReplicatedCluster,
+) -> None:
+    """KIP-320: ListOffsets answers with the epoch an offset was written in and
+    fences a client that names another leader epoch; followers refer it to the leader."""
+    create_topic(cluster, "epochs", 1)
+    produce_idempotent(cluster, "epochs", [b"one", b"two"])
+    state = cluster.state("epochs", 0)
+    leader = cluster.brokers[state["leader"]]
+    follower = next(b for n, b in cluster.brokers.items() if n != state["leader"])
+    epoch = state["leader_epoch"]
+    assert list_offsets(leader, "epochs", -1) == (ErrorCode.NONE, 2, epoch)
+    assert list_offsets(leader, "epochs", -2) == (ErrorCode.NONE, 0, epoch)
+    assert list_offsets(leader, "epochs", -1, epoch + 1)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH
+    assert list_offsets(follower, "epochs", -1)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -198,3 +198,11 @@ def test_clear(tmp_path):
     cache.flush()
     cache.clear()
     assert cache.entries == [] and cache.latest_epoch == -1 and cache.dirty
+
+
+@pytest.mark.parametrize(
+    ("offset", "epoch"), [(0, -1), (99, -1), (100, 1), (399, 1), (400, 3), (650, 5), (10_000, 5)]
+)
+def test_epoch_for_offset_is_the_latest_epoch_starting_at_or_before_it(tmp_path, offset, epoch):
+    cache = cache_of(tmp_path, (1, 100), (3, 400), (5, 650))
+    assert cache.epoch_for_offset(offset) == epoch

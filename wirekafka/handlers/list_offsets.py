@@ -1,11 +1,15 @@
 """ListOffsets: earliest, latest (the high watermark), max timestamp, or the first
-offset at a time."""
+offset at a time. On a replicated partition (a ZooKeeper cluster) the answer
+gives the leader epoch the offset was written in (the leader's current epoch
+for latest), and a request's ``current_leader_epoch`` is checked against the
+leader's, as Fetch checks it (KIP-320)."""
 
 from __future__ import annotations
 
 import os
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.broker.replication import leader_epoch_error
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -18,6 +22,7 @@ from wirekafka.protocol.rpc import Request
 from wirekafka.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, PartitionLog, StorageError
 
 UNKNOWN_OFFSET = -1
+UNKNOWN_EPOCH = -1
 
 
 def _old_style_offsets(
@@ -58,6 +63,18 @@ async def _answer(
     if isinstance(found, ErrorCode):
         result.error_code = found
         return result
+    leader_epoch = UNKNOWN_EPOCH
+    replicas = ctx.replicas
+    if replicas is not None:
+        led = await replicas.leading_now(topic, asked.partition_index)
+        if led is None:
+            result.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            return result
+        fenced = leader_epoch_error(led, asked.current_leader_epoch)
+        if fenced is not None:
+            result.error_code = fenced
+            return result
+        leader_epoch = led.leader_epoch
     try:
         if version == 0:
             result.old_style_offsets = _old_style_offsets(found, asked, ctx.clock())
@@ -73,6 +90,11 @@ async def _answer(
         result.timestamp, result.offset = located.timestamp, located.offset
     if asked.timestamp == LATEST_TIMESTAMP:
         result.offset = found.high_watermark
+    elif result.offset == UNKNOWN_OFFSET:
+        leader_epoch = UNKNOWN_EPOCH
+    elif leader_epoch != UNKNOWN_EPOCH:
+        leader_epoch = found.leader_epochs.epoch_for_offset(result.offset)
+    result.leader_epoch = leader_epoch
     return result
 
 

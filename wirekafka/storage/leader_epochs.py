@@ -137,6 +137,14 @@ class LeaderEpochCache:
                 return requested_epoch, end_offset
             return entries[higher - 1].epoch, end_offset
 
+    def epoch_for_offset(self, offset: int) -> int:
+        """The epoch the record at ``offset`` was written in: the latest epoch
+        starting at or before it; -1 when none does."""
+        with self._lock:
+            entries = self._entries
+            at = bisect.bisect_right(entries, offset, key=_START)
+            return entries[at - 1].epoch if at else UNDEFINED_EPOCH
+
     # changes (memory only)
 
     def assign(self, epoch: int, start_offset: int) -> bool:

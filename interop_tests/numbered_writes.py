@@ -38,7 +38,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaTimeoutError
 
 from interop_tests.protocol_client import ProtocolClient
-from interop_tests.reading import IDLE_TIMEOUT_MS, end_offsets, read_to_end
+from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from interop_tests.support import Deadline
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.messages.list_offsets import (
@@ -49,6 +49,7 @@ from wirekafka.protocol.messages.list_offsets import (
 
 DELIVERY_TIMEOUT_MS = 180_000  # longer than a test: a producer retries, never gives up
 HIGH_WATERMARK_TIMEOUT_S = 60.0
+END_OFFSETS_TIMEOUT_MS = 5000
 SEND_PAUSE_S = 0.002  # each producer writes about 400 records a second
 IDEMPOTENT = {"enable.idempotence": True, "acks": "all"}
 LEADER_ONLY = {"enable.idempotence": False, "acks": "1", "message.send.max.retries": 0}
@@ -135,13 +136,13 @@ class Workload:
     def check(self) -> str:
         """Read the whole topic and assert Kafka's promises (the module's docstring);
         a report of what the clients saw."""
+        ends = self._high_watermarks()
         consumer = KafkaConsumer(
             bootstrap_servers=self.bootstrap, consumer_timeout_ms=IDLE_TIMEOUT_MS
         )
         consumer.assign(self._partitions())
-        self._wait_for_high_watermarks(consumer)
         consumer.seek_to_beginning()
-        log = {(r.partition, r.offset): r.value for r in read_to_end(consumer)}
+        log = {(r.partition, r.offset): r.value for r in read_to_end(consumer, ends=ends)}
         consumer.close()
         at = {value: position for position, value in log.items()}
 
@@ -179,26 +180,36 @@ class Workload:
             )
         return report
 
-    def _wait_for_high_watermarks(self, consumer: KafkaConsumer) -> None:
-        """Until the end offsets pass every offset an acks=all producer was told. A
+    def _high_watermarks(self) -> dict[TopicPartition, int] | None:
+        """The end offsets, once they pass every offset an acks=all producer was
+        told (None when they never did: the check of what was lost says which). A
         leader elected a moment ago has its followers' log ends to learn before its
         high watermark (the end offset consumers are given) reaches what the last
-        leader's did; the reading would stop short meanwhile."""
+        leader's did; the reading would stop short meanwhile.
+
+        Each attempt asks through a new consumer: kafka-python 3.0 sends ListOffsets
+        again and again to a leader that answered NOT_LEADER_OR_FOLLOWER, without
+        asking for metadata, until its timeout (the preferred replica taking its
+        leadership back after a failover is enough)."""
         wanted: dict[int, int] = {}
         for written in (self.by_confluent, self.by_kafka_python):
             for partition, offset in written.acknowledged.values():
                 if offset is not None:
                     wanted[partition] = max(wanted.get(partition, 0), offset + 1)
         deadline = Deadline(HIGH_WATERMARK_TIMEOUT_S)
-        while deadline.left > 0:  # then the check of what was lost says which
+        while deadline.left > 0:
+            consumer = KafkaConsumer(bootstrap_servers=self.bootstrap)
             try:
-                ends = end_offsets(consumer, self._partitions())
-            except KafkaTimeoutError as exc:  # kafka-python gave up on its ListOffsets
-                print(f"asking for the end offsets: {exc}; the brokers say {self._ends()}")
+                ends = consumer.end_offsets(self._partitions(), timeout_ms=END_OFFSETS_TIMEOUT_MS)
+            except (KafkaTimeoutError, KeyError) as exc:  # KeyError: a partition without leader
+                print(f"asking for the end offsets: {exc!r}; the brokers say {self._ends()}")
                 continue
+            finally:
+                consumer.close()
             if all(ends[TopicPartition(self.topic, p)] >= end for p, end in wanted.items()):
-                return
+                return dict(ends)
             time.sleep(0.1)
+        return None
 
     def _ends(self) -> dict[str, object]:
         """What each broker answers Metadata (leader, leader epoch) and ListOffsets

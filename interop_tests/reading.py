@@ -41,13 +41,17 @@ def end_offsets(consumer: KafkaConsumer, partitions: list[TopicPartition]) -> di
 
 
 def iter_to_end(
-    consumer: KafkaConsumer, *, may_end_short: bool = False
+    consumer: KafkaConsumer,
+    *,
+    may_end_short: bool = False,
+    ends: dict[TopicPartition, int] | None = None,
 ) -> Iterator[ConsumerRecord]:
     """The records of ``consumer``'s assigned partitions, from their positions up to the
-    end offsets the broker gives now, as the consumer delivers them (an error such as
-    CorruptRecordError comes after the records before it)."""
+    end offsets the broker gives now (or ``ends``), as the consumer delivers them (an
+    error such as CorruptRecordError comes after the records before it)."""
     partitions = list(consumer.assignment())
-    ends = end_offsets(consumer, partitions)
+    if ends is None:
+        ends = end_offsets(consumer, partitions)
     deadline = Deadline(READ_TIMEOUT_S)
 
     def at_end() -> bool:
@@ -66,5 +70,10 @@ def iter_to_end(
         deadline.check(f"records up to the end offsets; positions {positions}, ends {ends}")
 
 
-def read_to_end(consumer: KafkaConsumer, *, may_end_short: bool = False) -> list[ConsumerRecord]:
-    return list(iter_to_end(consumer, may_end_short=may_end_short))
+def read_to_end(
+    consumer: KafkaConsumer,
+    *,
+    may_end_short: bool = False,
+    ends: dict[TopicPartition, int] | None = None,
+) -> list[ConsumerRecord]:
+    return list(iter_to_end(consumer, may_end_short=may_end_short, ends=ends))

@@ -40,12 +40,7 @@ from kafka.errors import KafkaTimeoutError
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from interop_tests.support import Deadline
-from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsTopic,
-)
+from wirekafka.storage.log import LATEST_TIMESTAMP as LATEST
 
 DELIVERY_TIMEOUT_MS = 180_000  # longer than a test: a producer retries, never gives up
 HIGH_WATERMARK_TIMEOUT_S = 60.0
@@ -223,25 +218,11 @@ class Workload:
                     leaders = {
                         p.partition_index: (p.leader_id, p.leader_epoch) for p in topic.partitions
                     }
-                    response = client.request(
-                        ApiKey.LIST_OFFSETS,
-                        1,
-                        ListOffsetsRequest(
-                            replica_id=-1,
-                            topics=[
-                                ListOffsetsTopic(
-                                    name=self.topic,
-                                    partitions=[
-                                        ListOffsetsPartition(partition_index=p, timestamp=-1)
-                                        for p in range(self.partitions)
-                                    ],
-                                )
-                            ],
-                        ),
-                    )
                     ends = {
                         p.partition_index: (p.error_code, p.offset)
-                        for p in response.topics[0].partitions
+                        for p in client.list_offsets(
+                            self.topic, LATEST, partitions=range(self.partitions), version=1
+                        )
                     }
                     answers[address] = {"leaders": leaders, "ends": ends}
             except Exception as exc:

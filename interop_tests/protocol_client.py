@@ -27,6 +27,12 @@ from wirekafka.protocol.messages.fetch import (
     FetchTopic,
     PartitionData,
 )
+from wirekafka.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from wirekafka.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
@@ -185,6 +191,41 @@ class ProtocolClient:
                 f"{response.responses[0].topic}/{answer.partition_index}"
             )
         return answer
+
+    def list_offsets(
+        self,
+        topic: str,
+        timestamp: int,
+        *,
+        partitions: range = range(1),
+        version: int = 4,
+        current_leader_epoch: int = -1,
+    ) -> list[ListOffsetsPartitionResponse]:
+        """ListOffsets of ``partitions`` (partition 0 by default) at ``timestamp`` (-1:
+        latest, -2: earliest); the answer for each, in order."""
+        response = self.request(
+            ApiKey.LIST_OFFSETS,
+            version,
+            ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=0,
+                topics=[
+                    ListOffsetsTopic(
+                        name=topic,
+                        partitions=[
+                            ListOffsetsPartition(
+                                partition_index=p,
+                                current_leader_epoch=current_leader_epoch,
+                                timestamp=timestamp,
+                            )
+                            for p in partitions
+                        ],
+                    )
+                ],
+            ),
+        )
+        answers: list[ListOffsetsPartitionResponse] = response.topics[0].partitions
+        return answers
 
     def metadata(self, *topics: str) -> MetadataResponse:
         """Metadata v9 of ``topics``; without any, of the cluster only (its brokers)."""

@@ -42,11 +42,6 @@ from interop_tests.support import (
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
-from wirekafka.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsTopic,
-)
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
@@ -247,20 +242,7 @@ def send(client: ProtocolClient, topic: str, records: bytes) -> tuple[int, int]:
 
 
 def end_offset(client: ProtocolClient, topic: str) -> int:
-    response = client.request(
-        ApiKey.LIST_OFFSETS,
-        1,
-        ListOffsetsRequest(
-            replica_id=-1,
-            topics=[
-                ListOffsetsTopic(
-                    name=topic,
-                    partitions=[ListOffsetsPartition(partition_index=0, timestamp=LATEST)],
-                )
-            ],
-        ),
-    )
-    (partition,) = response.topics[0].partitions
+    (partition,) = client.list_offsets(topic, LATEST, version=1)
     assert partition.error_code == 0
     return partition.offset
 

@@ -27,13 +27,7 @@ from interop_tests.protocol_client import ProtocolClient
 from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
 from interop_tests.test_zk_cluster import Cluster, metadata, wait_for
 from interop_tests.zookeeper import ZooKeeper
-from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
-from wirekafka.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsTopic,
-)
 
 BROKERS = 3
 TIMEOUT_S = 60.0
@@ -282,27 +276,12 @@ def test_replicas_go_where_createtopics_puts_them_and_a_stopped_leader_stalls_on
     assert read_topic(cluster, "placed", 2) == [b"%d" % i for i in range(sent)]
 
 
-def list_offsets(broker: Broker, topic: str, timestamp: int, current_leader_epoch: int = -1):  # type: ignore[no-untyped-def]
+def list_offsets(
+    broker: Broker, topic: str, timestamp: int, current_leader_epoch: int = -1
+) -> tuple[int, int, int]:
     """ListOffsets v4 for partition 0: (error code, offset, leader epoch)."""
-    request = ListOffsetsRequest(
-        replica_id=-1,
-        isolation_level=0,
-        topics=[
-            ListOffsetsTopic(
-                name=topic,
-                partitions=[
-                    ListOffsetsPartition(
-                        partition_index=0,
-                        current_leader_epoch=current_leader_epoch,
-                        timestamp=timestamp,
-                    )
-                ],
-            )
-        ],
-    )
     with ProtocolClient(*broker.address, timeout_s=TIMEOUT_S) as client:
-        response = client.request(ApiKey.LIST_OFFSETS, 4, request)
-    (answer,) = response.topics[0].partitions
+        (answer,) = client.list_offsets(topic, timestamp, current_leader_epoch=current_leader_epoch)
     return answer.error_code, answer.offset, answer.leader_epoch
 
 

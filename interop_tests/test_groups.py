@@ -143,8 +143,17 @@ def test_members_join_share_and_leave(
         assert m.of_type("lost", since=mark) == [], m.describe()
         if cooperative:
             assert partitions_in(m.of_type("revoked", since=mark)) == set(), m.describe()
-        else:
-            assert len(m.of_type("assigned", since=mark)) == 1, m.describe()
+    if not cooperative:
+        # The first rebalance after the leave hands the two others every partition. Under
+        # load kafka-python 3.0's leader now and then sends JoinGroup again right after it
+        # (a JoinGroup of its own, as the broker's log shows, not a rebalance the broker
+        # started), and Kafka rebalances when the leader rejoins: such a rebalance must give
+        # each member what it had.
+        first = [m.of_type("assigned", since=mark) for m, mark in zip(stayers, marks, strict=True)]
+        assert all(first), [m.describe() for m in stayers]
+        assert partitions_in([events[0] for events in first]) == set(range(PARTITIONS))
+        for m, events in zip(stayers, first, strict=True):
+            assert all(e["partitions"] == events[0]["partitions"] for e in events), m.describe()
     if cooperative:
         gained = partitions_in(
             [e for m, k in zip(stayers, marks, strict=True) for e in m.of_type("assigned", since=k)]

@@ -181,6 +181,12 @@ def _produce_with_librdkafka(bootstrap: str, topic: str, codec: CompressionType)
     delivered: dict[int, int] = {}  # offset by message index
     errors: list[KafkaError] = []
     try:
+        # The partition's leader must be known before the first message: messages produced
+        # earlier wait in a queue of no partition, and if the metadata comes while flush()
+        # is sending, librdkafka sends them as they move over, one batch each.
+        metadata = producer.list_topics(topic, timeout=TIMEOUT_S)
+        assert metadata.topics[topic].error is None
+        assert metadata.topics[topic].partitions[PARTITION].leader >= 0
         index = 0
         for samples in ROUNDS:
             for sample in samples:

@@ -41,7 +41,9 @@ Rows (``--row``, default all):
 * ``default-batching``, ``batch-1``, ``batch-50``: ``tools/bench_produce.py``'s
   rows, by ``rdkafka_performance -P``: 100-byte records at librdkafka's default
   batching; 200-byte records one per request and 50 per batch, acks=1 (the
-  SIGMOD 2011 paper's producer test);
+  SIGMOD 2011 paper's producer test). Every ``rdkafka_performance`` producer runs
+  at librdkafka's default ``linger.ms=5`` unless its row says otherwise (the
+  program sets 1000 of its own, a wait of up to a second on the last batch);
 * ``partitions-1``, ``partitions-1000``: 100-byte records, acks=1, linger.ms=5,
   each to a random partition of a topic of 1 or 1,000 partitions (librdkafka's
   default partitioner with ``sticky.partitioning.linger.ms=0``: a keyless record
@@ -106,6 +108,7 @@ from interop_tests.jvm_jars import KAFKA, classpath, java
 from tools.apache_kafka import ApacheKafka, die_with_parent
 from tools.bench_produce import ROWS as PRODUCE_ROWS
 from tools.bench_support import (
+    LIBRDKAFKA_DEFAULT_LINGER,
     ROOT,
     cpu_seconds,
     mock_cluster,
@@ -329,7 +332,8 @@ def rdkafka_requests(output: str, messages: int, counted: str) -> float | None:
 def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options: str) -> list[str]:
     return [
         str(rdkafka_performance()), "-P", "-t", topic, "-b", bootstrap,
-        "-s", str(size), "-c", str(count), "-q", "-T", STATS_MS, *options,
+        "-s", str(size), "-c", str(count), "-q", "-T", STATS_MS, *LIBRDKAFKA_DEFAULT_LINGER,
+        *options,
     ]  # fmt: skip
 
 

@@ -22,6 +22,10 @@ Rows (``--row``, default ``default-batching``):
   producer (``enable.idempotence=true``, which needs acks=all), whose batches
   the partition log checks against its producer state.
 
+Every row runs at librdkafka's default ``linger.ms=5`` unless it says otherwise:
+``rdkafka_performance`` sets 1000 of its own, which made each run wait up to a
+second on its last batch (the rates before 2026-11-24 include that wait).
+
 Needs gcc and librdkafka-dev (``apt-get install librdkafka-dev``).
 """
 
@@ -37,7 +41,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.bench_support import ROOT, cpu_seconds, rdkafka_performance, start_wirekafka
+from tools.bench_support import (
+    LIBRDKAFKA_DEFAULT_LINGER,
+    ROOT,
+    cpu_seconds,
+    rdkafka_performance,
+    start_wirekafka,
+)
 
 RATE = re.compile(r"(\d+) msgs/s")
 
@@ -73,7 +83,8 @@ def run_once(load: Path, tree: Path, row: Row, messages: int) -> Result:
             before = cpu_seconds(broker.pid)
             command = [
                 str(load), "-P", "-t", "bench", "-b", f"127.0.0.1:{port}",
-                "-s", str(row.record_bytes), "-c", str(messages), "-q", *row.options,
+                "-s", str(row.record_bytes), "-c", str(messages), "-q",
+                *LIBRDKAFKA_DEFAULT_LINGER, *row.options,
             ]  # fmt: skip
             output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
             used = cpu_seconds(broker.pid) - before

@@ -8,6 +8,7 @@ import pytest
 
 from tests.handlers.support import TestBroker, make_batch
 from wirekafka.broker.cluster import BrokerEndpoint
+from wirekafka.broker.topics import TopicError
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
@@ -295,3 +296,20 @@ def test_a_replicated_partition_names_its_replicas_isr_and_offline_ones(broker):
         # a leader that is not a live broker is no leader, as in Kafka's MetadataCache
         (ErrorCode.LEADER_NOT_AVAILABLE, -1, 5, [2, 1, 0], [2, 1, 0], [2]),
     ]
+
+
+def test_a_topic_another_broker_just_created_is_leader_not_available(broker, monkeypatch):
+    """In a ZooKeeper cluster, a topic created through another broker a moment ago
+    makes auto-creation here answer TOPIC_ALREADY_EXISTS before this broker's view
+    holds it: the client is told to retry, not disconnected."""
+
+    def created_elsewhere(name: str) -> TopicError:
+        return TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+
+    monkeypatch.setattr(broker.ctx.topics, "auto_create", created_elsewhere)
+    [topic] = metadata(broker, 9, ["new"]).topics
+    assert (topic.name, topic.error_code, topic.partitions) == (
+        "new",
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        [],
+    )

@@ -48,9 +48,15 @@ def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
     """Each partition's leader, leader epoch, replicas, ISR and the replicas whose
     broker is not live. As Kafka's MetadataCache answers, a leader that is -1 or
     not a live broker is LEADER_NOT_AVAILABLE with leader -1 (the rest still
-    given, so clients see whom the partition waits for)."""
+    given, so clients see whom the partition waits for).
+
+    A topic that exists but that this broker does not know yet (created a moment
+    ago through another broker of a ZooKeeper cluster, or created here and not
+    yet back from ZooKeeper's watch) is LEADER_NOT_AVAILABLE too, which clients
+    retry, as Kafka answers for a topic whose partitions have no leader yet."""
     topic = ctx.topics.topic(name)
-    assert topic is not None
+    if topic is None:
+        return _missing(name, ErrorCode.LEADER_NOT_AVAILABLE)
     cluster = ctx.cluster
     live = {broker.node_id for broker in cluster.brokers()}
     partitions = []

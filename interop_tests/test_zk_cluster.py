@@ -76,7 +76,7 @@ class Cluster:
 
     def start(self) -> None:
         """Start every broker and wait until each knows them all: topics are spread
-        over the brokers a broker knows (its cache catches up within REFRESH_SECONDS)."""
+        over the brokers a broker knows (its cache catches up when its watch fires)."""
         self.kazoo.start(timeout=TIMEOUT_S)
         for broker in self.brokers.values():
             broker.start()

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -19,6 +21,8 @@ from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
 from wirekafka.zk.cluster import (
+    REFRESH_SECONDS,
+    RETRY_SECONDS,
     BrokerNotAvailable,
     NotController,
     ShutdownTarget,
@@ -49,7 +53,7 @@ class FailingClient:
         if self.error is not None:
             raise self.error
 
-    def exists(self, path: str) -> bool:
+    def exists(self, path: str, **_: Any) -> bool:
         return path in self.nodes
 
     def ensure_path(self, path: str) -> None:
@@ -188,7 +192,7 @@ class VersionedClient(TreeClient):
         self.before_set: Callable[[str], None] | None = None  # a write racing ours
         self.connected = True
 
-    def exists(self, path: str) -> bool:
+    def exists(self, path: str, **_: Any) -> bool:
         return path in self.nodes
 
     def ensure_path(self, path: str) -> None:
@@ -527,3 +531,50 @@ def test_the_controller_reads_who_is_live_afresh():
     cluster._snapshot = dataclasses.replace(cluster._read(), brokers=cluster._snapshot.brokers)
     cluster._control()
     assert client.versions[STATE] == 0  # nothing written
+
+
+def test_rounds_run_at_once_then_when_asked_and_as_a_safety_net(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A round reads every partition's state: the cache is refreshed when a watch
+    fires or the broker changed it, and otherwise only every REFRESH_SECONDS; a
+    round that failed is tried again after RETRY_SECONDS. (Rounds run here on the
+    loop, not in a worker thread: the mock clock would jump while a thread works.)"""
+
+    async def on_the_loop(_pool: object, function: Callable[[], Any]) -> Any:
+        return function()
+
+    monkeypatch.setattr("wirekafka.zk.cluster.run_blocking", on_the_loop)
+    cluster = ZkCluster(FakeSession(VersionedClient()), broker_id=0)  # type: ignore[arg-type]
+    rounds: list[float] = []
+    failing = [False]
+
+    def counted_round() -> _Snapshot:
+        rounds.append(trio.current_time())
+        if failing[0]:
+            failing[0] = False
+            raise ConnectionLoss("ZooKeeper went away")
+        return _Snapshot({}, {}, {}, 0)
+
+    cluster._round = counted_round  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cluster.run)
+            await trio.sleep(25)  # at once, then at 10 and 20 s
+            cluster._wake_up()  # a watch fired
+            await trio.sleep(1)
+            failing[0] = True
+            cluster._wake_up()
+            await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert [round(t - rounds[0], 1) for t in rounds] == [
+        0.0,
+        REFRESH_SECONDS,
+        2 * REFRESH_SECONDS,
+        25.0,
+        26.0,
+        26.0 + RETRY_SECONDS,
+    ]

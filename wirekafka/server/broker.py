@@ -129,6 +129,8 @@ class Broker:
                     auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 )
                 await run_blocking(METADATA, self.zk_cluster.refresh)
+                # a new session has none of the old one's watches: read everything again
+                joined.session.on_new_session(self.zk_cluster.refresh)
             self.context = await run_blocking(
                 LOG_DIRS,
                 open_broker_context,

@@ -288,8 +288,25 @@ def test_what_passes_a_client_can_read(
         [2**40 + i for i in range(1000)],  # six bytes
         [5] * 500 + [2**50] + [7] * 499,  # one far out, in the middle of runs
         [(i * 7) % 60 for i in range(1000)],  # one byte, the largest not the last
+        [64 + (i * 37) % 4000 for i in range(1000)],  # two bytes, the largest not the last
+        [100 + i for i in range(500)] + [300] * 10 + [299] * 5,  # last's high group, not last
+        [200 + i // 2 for i in range(200)] + [150] * 50,  # two bytes, falling back at the end
+        [70] * 20 + [300, 290],  # the last two share a high group: the larger is not last
+        [70] * 5 + [300] + [70] * 20 + [290],  # the largest shares the last's high group
     ],
-    ids=["growing", "negative", "both-signs", "six-bytes", "one-far-out", "sawtooth"],
+    ids=[
+        "growing",
+        "negative",
+        "both-signs",
+        "six-bytes",
+        "one-far-out",
+        "sawtooth",
+        "two-byte-sawtooth",
+        "two-byte-plateau",
+        "two-byte-drop",
+        "two-byte-same-high",
+        "two-byte-same-high-far",
+    ],
 )
 def test_the_max_timestamp_must_be_what_the_records_say(deltas: list[int]) -> None:
     records = b"".join(
@@ -310,3 +327,27 @@ def test_a_log_append_time_batch_keeps_its_max_timestamp() -> None:
     struct.pack_into(">h", batch, 21, 0x08)  # attributes: LogAppendTime
     struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch, 0, len(batch)))
     check(bytes(batch))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    deltas=st.lists(
+        st.one_of(st.integers(64, 8191), st.integers(-4096, -65)), min_size=9, max_size=200
+    ),
+    grow=st.booleans(),
+)
+def test_two_byte_timestamp_deltas_give_their_largest(deltas: list[int], grow: bool) -> None:
+    """Deltas of two varint bytes, in any order (mostly growing, as clients write
+    them, or not): the batch's max timestamp must be their largest."""
+    if grow:
+        deltas = sorted(deltas)
+    records = b"".join(
+        record_bytes(i, key=b"k", value=b"v" * 20, timestamp_delta=delta)
+        for i, delta in enumerate(deltas)
+    )
+    largest = max(deltas)
+    check(batch_of(records, len(deltas), max_timestamp_delta=largest))
+    for wrong in (largest - 1, largest + 1):
+        assert refused(batch_of(records, len(deltas), max_timestamp_delta=wrong)).error_code == (
+            ErrorCode.INVALID_RECORD
+        )

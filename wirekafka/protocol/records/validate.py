@@ -62,10 +62,14 @@ _MIN_RUN = 8  # fewer records than this are not worth checking as a run
 _MAX_PROBE_BACKOFF = 256  # records read one at a time, at most, between run checks
 _EVEN_BYTES = bytes(range(0, 0x100, 2))
 _UP_TO = [bytes(range(top + 1)) for top in range(0x80)]  # bytes 0..top, for translate()
+# for translate(): the bytes whose low 7 bits are at most top
+_LOW_7_BITS_UP_TO = [bytes(b for b in range(0x100) if b & 0x7F <= top) for top in range(0x80)]
 _LOW_7_BITS = bytes(byte & 0x7F for byte in range(0x100))  # a translate() table
 # translate() tables: 1 for the bytes a column must not hold, 0 for the rest
 _IS_HIGH = bytes(int(byte >= 0x80) for byte in range(0x100))
 _IS_LOW = bytes(int(byte < 0x80) for byte in range(0x100))
+_LOW_BYTES = bytes(range(0x80))  # translate()'s delete: what is left is not below 0x80
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 _NO_DELTA = -(2**64)
 _MAX_RUN_TIMESTAMP_WIDTH = 8  # a run's timestamp deltas are compared as 8-byte integers
 # Offset deltas d = 0, 1, 2, ... are zigzag varints of 2d: one byte below 64,
@@ -73,9 +77,9 @@ _MAX_RUN_TIMESTAMP_WIDTH = 8  # a run's timestamp deltas are compared as 8-byte 
 _OFFSET_DELTA_LIMITS = (64, 8192, 1 << 20)
 
 # A record's layout, when it has no headers: where its timestamp and offset
-# deltas are and how wide, and the spans whose bytes the records of a run share
-# (the length, key length and value length varints, and the header count).
-Layout = tuple[int, int, int, int, tuple[tuple[int, int], ...]]
+# deltas are and how wide, and where the bytes are that the records of a run
+# share (the length, key length and value length varints, and the header count).
+Layout = tuple[int, int, int, int, tuple[int, ...]]
 
 
 class InvalidRecords(ProtocolError):
@@ -99,6 +103,8 @@ def _invalid(index: int, message: str) -> InvalidRecords:
 
 
 _delta_tables: dict[int, tuple[bytes, ...]] = {}
+_big_endian_u64s: dict[int, struct.Struct] = {}  # by count, for _largest_delta
+_MAX_CACHED_LAYOUTS = 1024
 
 
 def _delta_table(width: int) -> tuple[bytes, ...]:
@@ -351,37 +357,48 @@ def _headers(buf: bytes, at: int, body: int, record_end: int, index: int) -> Non
 def _layout(buf: bytes, pos: int, record_end: int) -> Layout | None:
     """The layout of a record already checked, or None if it has headers."""
     at = pos
-    widths = []
-    for skip in (0, 1, 0, 0):  # the length; attributes, timestamp delta; offset delta; key length
-        at += skip
-        start = at
-        while buf[at] >= 0x80:
-            at += 1
+    while buf[at] >= 0x80:  # the length
         at += 1
-        widths.append((start - pos, at - start))
-    key_raw = 0
-    for j in range(widths[3][1]):
-        key_raw |= (buf[pos + widths[3][0] + j] & 0x7F) << (7 * j)
-    if not key_raw & 1:
-        at += key_raw >> 1
-    value_at = at
-    value_raw = 0
-    shift = 0
-    while True:
+    length_end = at + 1
+    timestamp_at = at = length_end + 1  # past the attributes
+    while buf[at] >= 0x80:
+        at += 1
+    delta_at = at = at + 1
+    while buf[at] >= 0x80:
+        at += 1
+    key_at = at = at + 1
+    raw = shift = 0
+    while True:  # the key length
         byte = buf[at]
-        value_raw |= (byte & 0x7F) << shift
+        raw |= (byte & 0x7F) << shift
         at += 1
         if byte < 0x80:
             break
         shift += 7
-    value_width = at - value_at
-    if not value_raw & 1:
-        at += value_raw >> 1
+    key_end = at
+    if not raw & 1:
+        at += raw >> 1
+    value_at = at
+    raw = shift = 0
+    while True:  # the value length
+        byte = buf[at]
+        raw |= (byte & 0x7F) << shift
+        at += 1
+        if byte < 0x80:
+            break
+        shift += 7
+    value_end = at
+    if not raw & 1:
+        at += raw >> 1
     if at + 1 != record_end or buf[at] != 0:
         return None
-    (_, length_width), (timestamp_at, timestamp_width), (delta_at, delta_width), key_span = widths
-    shared = ((0, length_width), key_span, (value_at - pos, value_width), (at - pos, 1))
-    return timestamp_at, timestamp_width, delta_at, delta_width, shared
+    shared = (
+        *range(length_end - pos),
+        *range(key_at - pos, key_end - pos),
+        *range(value_at - pos, value_end - pos),
+        at - pos,
+    )
+    return timestamp_at - pos, delta_at - timestamp_at, delta_at - pos, key_at - delta_at, shared
 
 
 def _header(buf: bytes, at: int, record_end: int, index: int) -> int:
@@ -417,8 +434,11 @@ def _run_length(
     to come) repeat the layout of the one of ``size`` bytes just before it.
 
     Every condition is checked on a strided slice (one byte of every record)
-    against the bytes it must hold, and gives how many records in a row meet it;
-    the run is the shortest of these, if it is at least ``_MIN_RUN`` long.
+    and gives how many records in a row meet it; the run is the shortest of
+    these, if it is at least ``_MIN_RUN`` long. A slice that meets its condition
+    throughout, as nearly all do, costs one pass in C (``count``, or
+    ``translate`` deleting the bytes allowed); only one that does not is
+    compared byte for byte.
     """
     if layout is None:  # records with headers are read one at a time
         return 0
@@ -426,34 +446,40 @@ def _run_length(
     if delta_width > len(_OFFSET_DELTA_LIMITS) or timestamp_width > _MAX_RUN_TIMESTAMP_WIDTH:
         return 0
     run = min(left, (end - pos) // size, _OFFSET_DELTA_LIMITS[delta_width - 1] - index)
+    if run < _MIN_RUN:
+        return 0
+    stop = pos + run * size
     template = pos - size
-    for start, width in shared:  # bytes every record repeats: lengths, header count
-        for at in range(start, start + width):
+    for at in shared:  # bytes every record repeats: lengths, header count
+        column = buf[pos + at : stop : size]
+        byte = buf[template + at]
+        if column.count(byte) != run:
+            run = _leading_equal(column, bytes((byte,)) * run)
             if run < _MIN_RUN:
                 return 0
-            column = buf[pos + at : pos + run * size : size]
-            expected = bytes((buf[template + at],)) * run
-            if column != expected:
-                run = _leading_equal(column, expected)
+            stop = pos + run * size
     # the attributes byte below 0x80, and the timestamp delta's continuation bits
-    # set on all its bytes but the last: each column translated to 0 where it is so
+    # set on all its bytes but the last
     last = timestamp_at + timestamp_width - 1
     for at in range(timestamp_at - 1, last + 1):
-        if run < _MIN_RUN:
-            return 0
-        flags = _IS_LOW if timestamp_at <= at < last else _IS_HIGH
-        column = buf[pos + at : pos + run * size : size].translate(flags)
-        if column.count(0) != run:
-            run = _leading_equal(column, bytes(run))
+        column = buf[pos + at : stop : size]
+        allowed = _HIGH_BYTES if timestamp_at <= at < last else _LOW_BYTES
+        if column.translate(None, allowed):
+            flags = _IS_LOW if allowed is _HIGH_BYTES else _IS_HIGH
+            run = _leading_equal(column.translate(flags), bytes(run))
+            if run < _MIN_RUN:
+                return 0
+            stop = pos + run * size
     deltas = _delta_table(delta_width)
     for j in range(delta_width):
-        if run < _MIN_RUN:
-            return 0
-        column = buf[pos + delta_at + j : pos + run * size : size]
+        column = buf[pos + delta_at + j : stop : size]
         expected = deltas[j][index : index + run]
         if column != expected:
             run = _leading_equal(column, expected)
-    return run if run >= _MIN_RUN else 0
+            if run < _MIN_RUN:
+                return 0
+            stop = pos + run * size
+    return run
 
 
 def _largest_delta(
@@ -467,21 +493,39 @@ def _largest_delta(
     ``struct.unpack`` and ``max`` find the largest, in C. A zigzag value is
     even for a delta of 0 or more; the largest delta is the largest even one,
     or, when all are negative, the one of the smallest odd value.
+
+    Timestamps mostly grow, so first the last record's delta is tried as the
+    largest, with a few passes in C: for one-byte deltas (under 64 ms) no byte
+    may be above its; for two-byte ones (under 8.192 s) no high group may be
+    above its, nor any low group from the first record that shares its high
+    group on. Otherwise, or for wider deltas, every delta is compared.
     """
     columns = [buf[pos + timestamp_at + j : pos + count * size : size] for j in range(width)]
     if width == 1:  # deltas under 64 ms, the most common: the bytes are the zigzag values
         (column,) = columns
-        last = column[-1]  # timestamps mostly grow: the last is the largest
+        last = column[-1]
         if not last & 1 and not column.translate(None, _UP_TO[last]):
             return last >> 1
         for value in range(126, -1, -2):  # the largest even value, found with memchr
             if column.find(value) >= 0:
                 return value >> 1
         return -((min(column) + 1) >> 1)
+    if width == 2:
+        low, high = columns
+        last_low, last_high = low[-1] & 0x7F, high[-1]
+        if not last_low & 1 and not high.translate(None, _UP_TO[last_high]):
+            first = high.find(last_high)
+            if not low[first:].translate(None, _LOW_7_BITS_UP_TO[last_low]):
+                return (last_low | last_high << 7) >> 1
     packed = bytearray(8 * count)
     for j, column in enumerate(columns):
         packed[7 - j :: 8] = column.translate(_LOW_7_BITS)
-    values = struct.unpack(f">{count}Q", packed)
+    layout = _big_endian_u64s.get(count)
+    if layout is None:
+        if len(_big_endian_u64s) >= _MAX_CACHED_LAYOUTS:
+            _big_endian_u64s.clear()
+        layout = _big_endian_u64s[count] = struct.Struct(f">{count}Q")
+    values = layout.unpack(packed)
     if not columns[0].translate(None, _EVEN_BYTES):  # no negative delta: the common case
         chosen = max(values)
     else:

@@ -20,19 +20,20 @@ Looking costs time per record, and one produce may carry tens of thousands.
 A record read on its own costs about 0.7 µs of Python. But producers mostly
 send records of one layout (the same key and value sizes, no headers), which
 differ from one another only in their timestamp and offset deltas. So after
-reading a record, the walk checks how many of the records after it repeat its
-layout, with slices that step through the buffer one record size at a time:
-the bytes that must be equal (lengths, header count) against a repeated
-byte, the offset deltas against a table of their encodings, the attributes
-and the timestamp deltas' continuation bits mapped by ``translate`` to 0
-where they are as they must be, and the deltas' largest value by laying them
-out as integers for one ``struct.unpack``. Each condition gives how many
-records in a row meet it, from one comparison in C (and, where it fails, the
-first difference read off the XOR of both sides taken as integers); the run
-is the shortest. Each slice is one pass in C, so a run of records of one
-layout costs a few tens of nanoseconds a record. After a try that finds no
-run the walk reads more records on their own before it tries again, so
-records that do not repeat cost little more than their own reading.
+reading a record (its layout is where the walk found its fields), the walk
+checks how many of the records after it repeat its layout, if the next one has
+its length, with slices that step through the buffer one record size at a time:
+the bytes that must be equal (lengths, header count) counted, the offset
+deltas against a table of their encodings, the attributes and the timestamp
+deltas' continuation bits by ``translate`` deleting what is allowed, and the
+deltas' largest value (the last record's, mostly, which a few passes confirm,
+or by laying them out as integers for one ``struct.unpack``). Each condition
+gives how many records in a row meet it, from one pass in C (and, where it
+fails, the first difference read off the XOR of both sides taken as
+integers); the run is the shortest. So a run of records of one layout costs a
+few tens of nanoseconds a record. After a try that finds no run the walk
+reads more records on their own before it tries again, so records that do
+not repeat cost little more than their own reading.
 
 The check is sans-IO and resumable: :meth:`BatchCheck.run` stops at a
 deadline, and the caller can finish it later (in a worker thread, so that a
@@ -104,6 +105,7 @@ def _invalid(index: int, message: str) -> InvalidRecords:
 
 _delta_tables: dict[int, tuple[bytes, ...]] = {}
 _big_endian_u64s: dict[int, struct.Struct] = {}  # by count, for _largest_delta
+_layouts: dict[tuple[int, ...], Layout] = {}
 _MAX_CACHED_LAYOUTS = 1024
 
 
@@ -265,6 +267,7 @@ class _RecordWalk:
                 if delta > max_delta:
                     max_delta = delta
                 # the offset delta: the record's place in the batch
+                delta_at = at
                 raw = buf[at]
                 if raw < 0x80:
                     at += 1
@@ -276,6 +279,7 @@ class _RecordWalk:
                 if raw != index << 1:
                     raise _invalid(index, f"offset delta {_signed(raw)}, expected {index}")
                 # the key
+                key_at = at
                 raw = buf[at]
                 if raw < 0x80:
                     at += 1
@@ -284,6 +288,7 @@ class _RecordWalk:
                     at += 2
                 else:
                     raw, at = _varint(buf, at, record_end, 5, index, "the key length")
+                key_end = at
                 if not raw & 1:
                     at += raw >> 1
                 elif raw != 1:
@@ -291,6 +296,7 @@ class _RecordWalk:
                 elif keys_required:  # -1: no key
                     raise _invalid(index, "has no key, which a compacted topic requires")
                 # the value
+                value_at = at
                 raw = buf[at]
                 if raw < 0x80:
                     at += 1
@@ -299,23 +305,32 @@ class _RecordWalk:
                     at += 2
                 else:
                     raw, at = _varint(buf, at, record_end, 5, index, "the value length")
+                value_end = at
                 if not raw & 1:
                     at += raw >> 1
                 elif raw != 1:  # -1 is a null value
                     raise _invalid(index, f"value length {_signed(raw)}")
                 # the headers: mostly none, a header count of 0 in the record's last byte
-                if at + 1 != record_end or buf[at]:
+                headers = at + 1 != record_end or buf[at]
+                if headers:
                     _headers(buf, at, body, record_end, index)
                 index += 1
                 if index < probe_at or count - index < _MIN_RUN:
                     pos = record_end
                     continue
-                layout = _layout(buf, pos, record_end)
+                # A run repeats this record's layout: the next record must have its
+                # length, and no headers (those are read one at a time).
+                run = 0
                 size = record_end - pos
+                if not headers and buf[record_end : record_end + body - pos] == buf[pos:body]:
+                    offsets = (
+                        body - pos, delta_at - pos, key_at - pos, key_end - pos,
+                        value_at - pos, value_end - pos, at - pos,
+                    )  # fmt: skip
+                    layout = _layout(offsets)
+                    run = _run_length(buf, record_end, end, index, count - index, size, layout)
                 pos = record_end
-                run = _run_length(buf, pos, end, index, count - index, size, layout)
                 if run:
-                    assert layout is not None
                     delta = _largest_delta(buf, pos, run, size, layout[0], layout[1])
                     if delta > max_delta:
                         max_delta = delta
@@ -354,51 +369,26 @@ def _headers(buf: bytes, at: int, body: int, record_end: int, index: int) -> Non
         )
 
 
-def _layout(buf: bytes, pos: int, record_end: int) -> Layout | None:
-    """The layout of a record already checked, or None if it has headers."""
-    at = pos
-    while buf[at] >= 0x80:  # the length
-        at += 1
-    length_end = at + 1
-    timestamp_at = at = length_end + 1  # past the attributes
-    while buf[at] >= 0x80:
-        at += 1
-    delta_at = at = at + 1
-    while buf[at] >= 0x80:
-        at += 1
-    key_at = at = at + 1
-    raw = shift = 0
-    while True:  # the key length
-        byte = buf[at]
-        raw |= (byte & 0x7F) << shift
-        at += 1
-        if byte < 0x80:
-            break
-        shift += 7
-    key_end = at
-    if not raw & 1:
-        at += raw >> 1
-    value_at = at
-    raw = shift = 0
-    while True:  # the value length
-        byte = buf[at]
-        raw |= (byte & 0x7F) << shift
-        at += 1
-        if byte < 0x80:
-            break
-        shift += 7
-    value_end = at
-    if not raw & 1:
-        at += raw >> 1
-    if at + 1 != record_end or buf[at] != 0:
-        return None
-    shared = (
-        *range(length_end - pos),
-        *range(key_at - pos, key_end - pos),
-        *range(value_at - pos, value_end - pos),
-        at - pos,
-    )
-    return timestamp_at - pos, delta_at - timestamp_at, delta_at - pos, key_at - delta_at, shared
+def _layout(offsets: tuple[int, ...]) -> Layout:
+    """The layout of a record without headers, from where its fields start (as
+    offsets into it): its body (after the length), offset delta, key length, key,
+    value length, value and header count. Kept by those offsets: the records of a
+    producer mostly have a few layouts."""
+    layout = _layouts.get(offsets)
+    if layout is None:
+        body, delta_at, key_at, key_end, value_at, value_end, header_count_at = offsets
+        timestamp_at = body + 1  # after the attributes
+        shared = (
+            *range(body),
+            *range(key_at, key_end),
+            *range(value_at, value_end),
+            header_count_at,
+        )
+        layout = (timestamp_at, delta_at - timestamp_at, delta_at, key_at - delta_at, shared)
+        if len(_layouts) >= _MAX_CACHED_LAYOUTS:
+            _layouts.clear()
+        _layouts[offsets] = layout
+    return layout
 
 
 def _header(buf: bytes, at: int, record_end: int, index: int) -> int:
@@ -428,7 +418,7 @@ def _leading_equal(found: bytes, expected: bytes) -> int:
 
 
 def _run_length(
-    buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout | None
+    buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout
 ) -> int:
     """How many records from ``pos`` (the ``index``-th record on, ``left`` still
     to come) repeat the layout of the one of ``size`` bytes just before it.
@@ -440,8 +430,6 @@ def _run_length(
     ``translate`` deleting the bytes allowed); only one that does not is
     compared byte for byte.
     """
-    if layout is None:  # records with headers are read one at a time
-        return 0
     timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
     if delta_width > len(_OFFSET_DELTA_LIMITS) or timestamp_width > _MAX_RUN_TIMESTAMP_WIDTH:
         return 0

@@ -141,28 +141,31 @@ def known_brokers(port: int) -> int:
 
 
 @contextlib.contextmanager
-def cluster(scratch: Path) -> Iterator[tuple[list[int], Pids]]:
-    """ZooKeeper and three brokers on it, each knowing all three; their ports and
-    pids. Each broker's log goes to ``scratch/broker-N.log``."""
+def cluster(
+    scratch: Path, brokers: int = BROKERS, cluster_settings: Mapping[str, str] = CLUSTER_SETTINGS
+) -> Iterator[tuple[list[int], Pids]]:
+    """ZooKeeper and ``brokers`` brokers on it (with ``cluster_settings``), each
+    knowing them all; their ports and pids. Each broker's log goes to
+    ``scratch/broker-N.log``."""
     with ZooKeeper(scratch / "zookeeper") as zookeeper, contextlib.ExitStack() as stack:
         processes: list[subprocess.Popen[bytes]] = []
         ports: list[int] = []
-        for node in range(BROKERS):
+        for node in range(brokers):
             data_dir = scratch / f"broker-{node}"
             data_dir.mkdir()
             log = stack.enter_context((scratch / f"broker-{node}.log").open("wb"))
             settings = {
                 "broker.id": str(node),
                 "zookeeper.connect": zookeeper.connect_string,
-                **CLUSTER_SETTINGS,
+                **cluster_settings,
             }
             process, port = start_wirekafka(ROOT, data_dir, settings, log)
             stack.callback(stop_wirekafka, process)
             processes.append(process)
             ports.append(port)
         wait_for(
-            lambda: all(known_brokers(port) == BROKERS for port in ports),
-            f"every broker to know all {BROKERS} brokers",
+            lambda: all(known_brokers(port) == brokers for port in ports),
+            f"every broker to know all {brokers} brokers",
             START_TIMEOUT_S,
         )
         yield ports, tuple(p.pid for p in processes)
@@ -187,9 +190,9 @@ def rows(throughput_records: int, rate: int, seconds: float) -> dict[str, Row]:
     }
 
 
-def print_logs(scratch: Path) -> None:
+def print_logs(scratch: Path, brokers: int = BROKERS) -> None:
     """The last lines each broker logged (warnings and worse), if it logged any."""
-    for node in range(BROKERS):
+    for node in range(brokers):
         lines = (scratch / f"broker-{node}.log").read_text(errors="replace").splitlines()
         if lines:
             print(f"\nbroker {node} logged {len(lines)} lines, the last {LOG_TAIL_LINES}:")

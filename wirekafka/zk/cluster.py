@@ -8,11 +8,12 @@ and, should one be missed, every :data:`REFRESH_SECONDS`. A round reads every
 partition's state, so it is not run more often than something asks for it: at
 1,000 partitions, a round every 0.3 s took half a core of an idle broker. The
 ZooKeeper reads (and the controller's writes) run in worker threads
-(:mod:`wirekafka.worker_threads`), the new cache is put in place on the event loop. Handlers read the cache
-(reads never block); topic creation and deletion write to ZooKeeper, from a
-worker thread, as Kafka's admin path does: ``/config/topics/<t>`` and
-``/brokers/topics/<t>`` for a new topic, ``/admin/delete_topics/<t>`` to
-delete one, and hand the change of the cache to the event loop. The broker
+(:mod:`wirekafka.worker_threads`), the new cache is put in place on the event
+loop. Handlers read the cache (reads never block); topic creation and
+deletion write to ZooKeeper, from a worker thread, as Kafka's admin path does:
+``/config/topics/<t>`` and ``/brokers/topics/<t>`` for a new topic,
+``/admin/delete_topics/<t>`` to delete one, and hand the change of the cache
+to the event loop. The broker
 that holds ``/controller`` elects partition leaders and keeps their ISRs
 (:mod:`wirekafka.zk.election` decides, this module reads and writes), writes
 each partition's ``state`` and carries out deletions. A partition's leader

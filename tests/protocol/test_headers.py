@@ -12,7 +12,7 @@ from wirekafka.protocol.codec import skip_tagged_fields
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.headers import (
     RequestHeader,
-    peek_request_header,
+    peek_request_prefix,
     read_request_header,
     request_header_version,
     response_header_version,
@@ -103,7 +103,7 @@ def test_flexible_responses_use_header_v1():
 def test_peek_reads_unknown_versions():
     frame = rpc.encode_request(RequestHeader(ApiKey.API_VERSIONS, 3, 42, "c"), ApiVersionsRequest())
     future = frame[:2] + b"\x00\x63" + frame[4:]  # ApiVersions v99
-    assert peek_request_header(future) == RequestHeader(ApiKey.API_VERSIONS, 99, 42)
+    assert peek_request_prefix(future) == (ApiKey.API_VERSIONS, 99, 42)
     with pytest.raises(ProtocolError, match="not served"):
         rpc.decode_request(future)
 
@@ -115,7 +115,7 @@ def test_unknown_api_key_is_a_protocol_error():
 
 def test_truncated_header_is_a_protocol_error():
     with pytest.raises(ProtocolError):
-        peek_request_header(b"\x00\x03\x00")
+        peek_request_prefix(b"\x00\x03\x00")
 
 
 def test_trailing_bytes_after_a_request_are_ignored():

@@ -62,11 +62,6 @@ def peek_request_prefix(frame: Buffer) -> tuple[int, int, int]:
     return prefix
 
 
-def peek_request_header(frame: Buffer) -> RequestHeader:
-    """:func:`peek_request_prefix` as a header without a client id."""
-    return RequestHeader(*peek_request_prefix(frame))
-
-
 def read_request_header(reader: Reader, header_version: int) -> RequestHeader:
     if header_version >= 1:
         header = _read_usual_header(reader, header_version)

@@ -10,6 +10,7 @@ from typing import Any
 
 from wirekafka.protocol.api_table import Api, api_for
 from wirekafka.protocol.codec import decode_struct, encode_struct
+from wirekafka.protocol.codegen import ReadFunction, WriteFunction, struct_codec
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.framing import frame_prefix
 from wirekafka.protocol.headers import (
@@ -57,6 +58,43 @@ def _expect_end(reader: Reader, what: str) -> None:
         raise ProtocolError(f"{reader.remaining} unexpected bytes after {what}")
 
 
+# What reading a request and writing a response of one API version take, looked
+# up once per (api key, version) a client uses: the api, the header version and
+# the body's generated codec function.
+_RequestCodec = tuple[Api, int, ReadFunction]
+_ResponseCodec = tuple[Api, int, WriteFunction]
+_request_codecs: dict[tuple[int, int], _RequestCodec] = {}
+_response_codecs: dict[tuple[int, int], _ResponseCodec] = {}
+
+
+def _request_codec(api_key: int, api_version: int) -> _RequestCodec:
+    found = _request_codecs.get((api_key, api_version))
+    if found is None:
+        api = _served_api(api_key, api_version)  # only served versions are kept
+        flexible = api.is_flexible(api_version)
+        found = (
+            api,
+            request_header_version(api.key, api_version, flexible),
+            struct_codec(api.request, api_version, flexible).read,
+        )
+        _request_codecs[(api_key, api_version)] = found
+    return found
+
+
+def _response_codec(api_key: int, api_version: int) -> _ResponseCodec:
+    found = _response_codecs.get((api_key, api_version))
+    if found is None:
+        api = _served_api(api_key, api_version)
+        flexible = api.is_flexible(api_version)
+        found = (
+            api,
+            response_header_version(api_key, flexible),
+            struct_codec(api.response, api_version, flexible).write,
+        )
+        _response_codecs[(api_key, api_version)] = found
+    return found
+
+
 def decode_request(frame: Buffer, client_host: str = "") -> Request:
     """Decode a request frame that ``client_host`` sent; an unknown api or
     version is a ProtocolError.
@@ -64,14 +102,13 @@ def decode_request(frame: Buffer, client_host: str = "") -> Request:
     Bytes after the body are ignored (Kafka ignores them too).
 
     Callers that must answer unknown versions (ApiVersions) look at
-    :func:`~.headers.peek_request_header` first.
+    :func:`~.headers.peek_request_prefix` first.
     """
     api_key, api_version, _ = peek_request_prefix(frame)
-    api = _served_api(api_key, api_version)
-    flexible = api.is_flexible(api_version)
+    api, header_version, read = _request_codec(api_key, api_version)
     reader = Reader(frame)
-    header = read_request_header(reader, request_header_version(api.key, api_version, flexible))
-    body: Any = decode_struct(api.request, api_version, flexible, reader)
+    header = read_request_header(reader, header_version)
+    body, reader.pos = read(reader.buf, reader.pos, reader.end)
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.16
     # sends three stray bytes after some Metadata v12 requests.
     return Request(header, api, body, client_host)
@@ -91,15 +128,12 @@ def encode_request(header: RequestHeader, body: Any) -> bytes:
 
 
 def _response_writer(api_key: int, api_version: int, correlation_id: int, body: Any) -> Writer:
-    api = _served_api(api_key, api_version)
-    if not isinstance(body, api.response):
+    api, header_version, write = _response_codec(api_key, api_version)
+    if type(body) is not api.response and not isinstance(body, api.response):
         raise TypeError(f"{type(body).__name__} is not a {api.response.__name__}")
-    flexible = api.is_flexible(api_version)
     writer = Writer()
-    write_response_header(
-        writer, ResponseHeader(correlation_id), response_header_version(api_key, flexible)
-    )
-    encode_struct(body, api_version, flexible, writer)
+    write_response_header(writer, ResponseHeader(correlation_id), header_version)
+    write(writer, body)
     return writer
 
 

@@ -34,7 +34,7 @@ from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder
-from wirekafka.protocol.headers import RequestHeader, peek_request_header
+from wirekafka.protocol.headers import peek_request_prefix
 from wirekafka.protocol.rpc import decode_request, encode_response_parts
 from wirekafka.server.memory_pool import MemoryPool, Reservation
 from wirekafka.server.sending import ResponseQueue
@@ -94,32 +94,35 @@ class ReadWait:
         self.cancel()
 
 
-def _describe(header: RequestHeader | None) -> str:
-    if header is None:
+RequestPrefix = tuple[int, int, int]  # api key, api version, correlation id
+
+
+def _describe(prefix: RequestPrefix | None) -> str:
+    if prefix is None:
         return "before a whole request header"
-    api = api_for(header.api_key)
-    name = api.name if api is not None else f"api key {header.api_key}"
-    return f"{name} v{header.api_version} (correlation id {header.correlation_id})"
+    api_key, api_version, correlation_id = prefix
+    api = api_for(api_key)
+    name = api.name if api is not None else f"api key {api_key}"
+    return f"{name} v{api_version} (correlation id {correlation_id})"
 
 
 async def _respond(
-    host: ConnectionHost, frame: bytearray, header: RequestHeader, client_host: str
+    host: ConnectionHost, frame: bytearray, prefix: RequestPrefix, client_host: str
 ) -> list[Any] | None:
-    api = api_for(header.api_key)
+    api_key, api_version, correlation_id = prefix
+    api = api_for(api_key)
     if api is None:
         raise ProtocolError("unknown api key")
-    if not api.supports(header.api_version):
-        if header.api_key == ApiKey.API_VERSIONS:  # answered as v0, so any client can read it
+    if not api.supports(api_version):
+        if api_key == ApiKey.API_VERSIONS:  # answered as v0, so any client can read it
             body = api_versions_response(ErrorCode.UNSUPPORTED_VERSION)
-            return encode_response_parts(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
+            return encode_response_parts(ApiKey.API_VERSIONS, 0, correlation_id, body)
         raise ProtocolError(f"version not served (v{api.min_version}-v{api.max_version} are)")
     request = decode_request(frame, client_host)
-    response = await HANDLERS[header.api_key](host.context, request)
+    response = await HANDLERS[api_key](host.context, request)
     if response is None:
         return None
-    return encode_response_parts(
-        header.api_key, header.api_version, header.correlation_id, response
-    )
+    return encode_response_parts(api_key, api_version, correlation_id, response)
 
 
 def receive_size(decoder: FrameDecoder, reserved: bool) -> int:
@@ -176,7 +179,7 @@ async def _read_requests(
     sock = stream.socket
     decoder = FrameDecoder(config.socket_request_max_bytes)
     waiting = ReadWait(sock)
-    header: RequestHeader | None = None
+    prefix: RequestPrefix | None = None  # of the request being handled
     reserved: Reservation | None = None  # for the frame being received or handled
     unyielded = 0  # bytes read since this task last let others run
     try:
@@ -212,9 +215,9 @@ async def _read_requests(
                 unyielded += len(data)
                 decoder.receive_data(data)
                 continue
-            header = None  # a header that cannot be read is not the last request's
-            header = peek_request_header(frame)
-            parts = await _respond(host, frame, header, client_host)
+            prefix = None  # a header that cannot be read is not the last request's
+            prefix = peek_request_prefix(frame)
+            parts = await _respond(host, frame, prefix, client_host)
             frame = None
             if reserved is not None:  # it was this request's: reads stop at its frame's end
                 host.memory_pool.release(reserved)
@@ -224,11 +227,11 @@ async def _read_requests(
                     await responses.wait_for_room()
                 responses.put(parts)
     except (ProtocolError, CloseConnection) as exc:
-        log.warning("closing connection from %s: %s: %s", peer, _describe(header), exc)
+        log.warning("closing connection from %s: %s: %s", peer, _describe(prefix), exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
         pass
     except Exception:
-        log.exception("closing connection from %s after an error in %s", peer, _describe(header))
+        log.exception("closing connection from %s after an error in %s", peer, _describe(prefix))
     finally:
         if reserved is not None:
             host.memory_pool.release(reserved)

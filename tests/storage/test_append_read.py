@@ -35,7 +35,7 @@ from wirekafka.storage.log import (
     RollDue,
     TimestampOffset,
 )
-from wirekafka.storage.segment import LogSegment
+from wirekafka.storage.segment import RECENT_APPENDS, LogSegment
 
 SMALL = LogConfig(segment_bytes=4096, index_interval_bytes=256)
 
@@ -356,3 +356,41 @@ def test_spans_are_file_descriptors_for_sendfile(tmp_path):
         sent = os.sendfile(sink.fileno(), span.fileno(), span.position, span.size_bytes)
     assert sent == span.size_bytes
     assert out.read_bytes() == span.read_bytes()
+
+
+def test_recent_appends_find_the_batches_the_offset_index_finds(tmp_path):
+    """The active segment keeps where its latest appends went, so a consumer reading
+    along finds its batch without reading headers from the index entry on; every
+    offset is found in the batch the index path finds, for appends of one batch
+    and of several, after more appends than it keeps, after a cut and a roll."""
+    log = new_log(tmp_path, LogConfig(segment_bytes=1 << 20, index_interval_bytes=4096))
+
+    def by_index(segment, offset, start=0):
+        _, position = segment.offset_index.lookup(offset)
+        for batch in segment.batches_from(max(position, start)):
+            if batch.header.last_offset >= offset:
+                return batch
+        return None
+
+    def check_every_offset():
+        (segment,) = log.segments
+        for offset in range(log.log_end_offset + 3):
+            assert segment.find_batch(offset) == by_index(segment, offset), offset
+        for batch in segment.batches_from(0):  # a later start, as a high watermark search
+            end = batch.header.last_offset + 1
+            assert segment.find_batch(end, batch.position) == by_index(segment, end, batch.position)
+
+    for i in range(200):  # more appends than the segment keeps the place of
+        data = make_batch(i, records=1 + i % 4)
+        if i % 7 == 0:  # several batches in one append
+            data += make_batch(1000 + i, records=2)
+        log.append(bytearray(data))
+    assert 0 < len(log.segments[0]._recent_positions) <= 2 * RECENT_APPENDS
+    check_every_offset()
+    log.truncate_to(log.log_end_offset - 40)  # a follower's cut
+    assert len(log.segments[0]._recent_positions) == 0
+    check_every_offset()
+    log.append(bytearray(make_batch(500, records=3)))
+    check_every_offset()
+    log.roll()
+    assert len(log.segments[0]._recent_positions) == 0  # a closed segment keeps nothing

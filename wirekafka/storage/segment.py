@@ -8,9 +8,11 @@ batch by batch after a crash (:meth:`LogSegment.recover`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import os
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,9 @@ from wirekafka.worker_threads import blocking
 
 if TYPE_CHECKING:
     from wirekafka.storage.leader_epochs import LeaderEpochCache
+
+RECENT_APPENDS = 64  # appends the active segment remembers the place of, at least
+
 
 log = logging.getLogger("wirekafka.storage")
 
@@ -123,6 +128,12 @@ class LogSegment:
             files,
         )
         self.bytes_since_index_entry = 0
+        # The last offset and the position of each of the latest appends (at least
+        # RECENT_APPENDS) of the active segment since it opened or was last cut:
+        # where a consumer reading along fetches, found without reading headers
+        # from the index entry on.
+        self._recent_last_offsets = array("q")
+        self._recent_positions = array("q")
         # its limits are copied for should_roll; a topic's new config changes them
         # (set_limits) while the segment is active, its index sizes never
         self._segment_bytes = config.segment_bytes
@@ -196,6 +207,7 @@ class LogSegment:
         with contextlib.suppress(OSError):
             self.trim_preallocated()
         self._writable = False
+        self._forget_recent_appends()  # a consumer past it reads the next segment
 
     def trim_preallocated(self) -> None:
         """Cut the zeros preallocated past the last batch (by name: no descriptor needed)."""
@@ -293,6 +305,11 @@ class LogSegment:
             self.rolling_timestamp = max_timestamp
         self._track(position, size, last_offset, max_timestamp, offset_of_max_timestamp)
         self.size = position + size
+        last_offsets, positions = self._recent_last_offsets, self._recent_positions
+        last_offsets.append(last_offset)
+        positions.append(position)
+        if len(last_offsets) > 2 * RECENT_APPENDS:
+            del last_offsets[:RECENT_APPENDS], positions[:RECENT_APPENDS]
 
     def _preallocate(self, fd: int, end: int) -> None:
         """Grow the file to hold ``end`` bytes and the next step, never past
@@ -385,6 +402,9 @@ class LogSegment:
             next_offset = header.next_offset
         return next_offset
 
+    def _forget_recent_appends(self) -> None:
+        del self._recent_last_offsets[:], self._recent_positions[:]
+
     def cut(self, position: int, end_offset: int) -> None:
         """Forget the batches from ``position`` on (a batch boundary; ``end_offset``
         is at or below the first offset they hold), and take appends again: the
@@ -393,6 +413,7 @@ class LogSegment:
         the cut go from lookups, the running state is rebuilt from what stays.
         The files keep the bytes until :meth:`trim_files` cuts them."""
         self.size = position
+        self._forget_recent_appends()
         self.offset_index.keep_first(self.offset_index.count_below(position, 1))
         self.time_index.keep_first(self.time_index.count_below(end_offset - self.base_offset, 1))
         if not self._writable:  # its descriptor is read-only: the next use opens it read-write
@@ -447,8 +468,20 @@ class LogSegment:
             position += header.size_bytes
 
     def find_batch(self, offset: int, start_position: int = 0) -> BatchPosition | None:
-        """The first batch whose last offset is at least ``offset``, or None."""
-        _, position = self.offset_index.lookup(offset)
+        """The first batch whose last offset is at least ``offset``, or None.
+
+        An offset past the first of the recent appends is found among them (the
+        append that holds it starts at a batch boundary at or before its batch,
+        and each append ends where the next begins); others from the offset index
+        on, reading batch headers."""
+        last_offsets = self._recent_last_offsets
+        if last_offsets and last_offsets[0] < offset:
+            found = bisect.bisect_left(last_offsets, offset)
+            if found == len(last_offsets):
+                return None  # past the last append: past the segment's data
+            position = self._recent_positions[found]
+        else:
+            _, position = self.offset_index.lookup(offset)
         for batch in self.batches_from(max(position, start_position)):
             if batch.header.last_offset >= offset:
                 return batch
@@ -526,6 +559,7 @@ class LogSegment:
         )  # fmt: skip
         os.truncate(self.log_path, scan.good_end)
         self.size = self._allocated_end = scan.good_end
+        self._forget_recent_appends()
 
     def _verified_batches(self, next_offset: int) -> Iterator[tuple[int, BatchHeader, str | None]]:
         """(position, header, problem) for each batch; the first problem ends it."""

@@ -6,7 +6,7 @@ Frames here are bodies without their 4-byte size prefix (see :mod:`.framing`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from wirekafka.protocol.api_table import Api, api_for
 from wirekafka.protocol.codec import decode_struct, encode_struct
@@ -58,40 +58,33 @@ def _expect_end(reader: Reader, what: str) -> None:
         raise ProtocolError(f"{reader.remaining} unexpected bytes after {what}")
 
 
-# What reading a request and writing a response of one API version take, looked
-# up once per (api key, version) a client uses: the api, the header version and
-# the body's generated codec function.
-_RequestCodec = tuple[Api, int, ReadFunction]
-_ResponseCodec = tuple[Api, int, WriteFunction]
-_request_codecs: dict[tuple[int, int], _RequestCodec] = {}
-_response_codecs: dict[tuple[int, int], _ResponseCodec] = {}
+class _Served(NamedTuple):
+    """What reading a request and writing the response of one API version take,
+    looked up once per (api key, version) a client uses."""
+
+    api: Api
+    request_header_version: int
+    read_request: ReadFunction
+    response_header_version: int
+    write_response: WriteFunction
 
 
-def _request_codec(api_key: int, api_version: int) -> _RequestCodec:
-    found = _request_codecs.get((api_key, api_version))
+_served: dict[tuple[int, int], _Served] = {}
+
+
+def _served_version(api_key: int, api_version: int) -> _Served:
+    found = _served.get((api_key, api_version))
     if found is None:
         api = _served_api(api_key, api_version)  # only served versions are kept
         flexible = api.is_flexible(api_version)
-        found = (
+        found = _Served(
             api,
             request_header_version(api.key, api_version, flexible),
             struct_codec(api.request, api_version, flexible).read,
-        )
-        _request_codecs[(api_key, api_version)] = found
-    return found
-
-
-def _response_codec(api_key: int, api_version: int) -> _ResponseCodec:
-    found = _response_codecs.get((api_key, api_version))
-    if found is None:
-        api = _served_api(api_key, api_version)
-        flexible = api.is_flexible(api_version)
-        found = (
-            api,
             response_header_version(api_key, flexible),
             struct_codec(api.response, api_version, flexible).write,
         )
-        _response_codecs[(api_key, api_version)] = found
+        _served[(api_key, api_version)] = found
     return found
 
 
@@ -105,7 +98,7 @@ def decode_request(frame: Buffer, client_host: str = "") -> Request:
     :func:`~.headers.peek_request_prefix` first.
     """
     api_key, api_version, _ = peek_request_prefix(frame)
-    api, header_version, read = _request_codec(api_key, api_version)
+    api, header_version, read, _, _ = _served_version(api_key, api_version)
     reader = Reader(frame)
     header = read_request_header(reader, header_version)
     body, reader.pos = read(reader.buf, reader.pos, reader.end)
@@ -128,8 +121,8 @@ def encode_request(header: RequestHeader, body: Any) -> bytes:
 
 
 def _response_writer(api_key: int, api_version: int, correlation_id: int, body: Any) -> Writer:
-    api, header_version, write = _response_codec(api_key, api_version)
-    if type(body) is not api.response and not isinstance(body, api.response):
+    api, _, _, header_version, write = _served_version(api_key, api_version)
+    if not isinstance(body, api.response):
         raise TypeError(f"{type(body).__name__} is not a {api.response.__name__}")
     writer = Writer()
     write_response_header(writer, ResponseHeader(correlation_id), header_version)

@@ -13,12 +13,12 @@ loop. Handlers read the cache (reads never block); topic creation and
 deletion write to ZooKeeper, from a worker thread, as Kafka's admin path does:
 ``/config/topics/<t>`` and ``/brokers/topics/<t>`` for a new topic,
 ``/admin/delete_topics/<t>`` to delete one, and hand the change of the cache
-to the event loop. The broker
-that holds ``/controller`` elects partition leaders and keeps their ISRs
-(:mod:`wirekafka.zk.election` decides, this module reads and writes), writes
-each partition's ``state`` and carries out deletions. A partition's leader
-changes its ISR itself (:meth:`ZkCluster.update_isr`), as Kafka's leaders do in
-ZooKeeper mode; every write of a ``state`` is conditional on the znode's version.
+to the event loop. The broker that holds ``/controller`` elects partition
+leaders and keeps their ISRs (:mod:`wirekafka.zk.election` decides, this module
+reads and writes), writes each partition's ``state`` and carries out deletions.
+A partition's leader changes its ISR itself (:meth:`ZkCluster.update_isr`), as
+Kafka's leaders do in ZooKeeper mode; every write of a ``state`` is conditional
+on the znode's version.
 
 Controlled shutdown: a broker about to stop asks the controller (the
 ControlledShutdown API) to move its leaderships away first
@@ -283,13 +283,10 @@ class ZkCluster:
             except (NoNodeError, ZnodeFormatError):
                 continue
             configs: dict[str, str] = {}
-            config_path = ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name)
-            try:
-                configs = ConfigEntityZNode.decode(client.get(config_path, watch=self._watch)[0])
-            except NoNodeError:
-                client.exists(config_path, watch=self._watch)  # told when it is made
-            except ZnodeFormatError:
-                pass
+            data = self._get_watched(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name))
+            if data is not None:
+                with contextlib.suppress(ZnodeFormatError):
+                    configs = ConfigEntityZNode.decode(data)
             replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
             topics[name] = ZkTopic(name, len(replicas), configs, replicas)
             for partition in replicas:
@@ -302,15 +299,23 @@ class ZkCluster:
                         stat.version,
                     )
         controller = NO_LEADER
-        try:
-            controller = ControllerZNode.decode(
-                client.get(ControllerZNode.path, watch=self._watch)[0]
-            )
-        except NoNodeError:
-            client.exists(ControllerZNode.path, watch=self._watch)  # told when one is elected
-        except ZnodeFormatError:
-            pass
+        data = self._get_watched(ControllerZNode.path)
+        if data is not None:
+            with contextlib.suppress(ZnodeFormatError):
+                controller = ControllerZNode.decode(data)
         return _Snapshot(brokers, topics, states, controller, broker_epochs)
+
+    @blocking
+    def _get_watched(self, path: str) -> bytes | None:
+        """The znode's data, read with a watch; None when it is missing, and then a
+        watch on its creation is set instead (a get sets none on a missing znode)."""
+        client = self.session.client
+        try:
+            data: bytes = client.get(path, watch=self._watch)[0]
+        except NoNodeError:
+            client.exists(path, watch=self._watch)
+            return None
+        return data
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         return self._snapshot.brokers

@@ -143,7 +143,8 @@ class ProtocolClient:
         response = self.request(
             ApiKey.PRODUCE, version, produce_request(topic, records, acks=acks, partition=partition)
         )
-        (partition_response,) = response.responses[0].partition_responses
+        (topic_response,) = response.responses
+        (partition_response,) = topic_response.partition_responses
         return partition_response.error_code, partition_response.base_offset
 
     def fetch(

@@ -43,11 +43,6 @@ from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from wirekafka.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
-    TopicProduceData,
-)
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import decode_batches, encode_batch
@@ -223,22 +218,7 @@ def batch(
 
 def send(client: ProtocolClient, topic: str, records: bytes) -> tuple[int, int]:
     """Produce one batch to partition 0 with acks=all; (error code, base offset)."""
-    response = client.request(
-        ApiKey.PRODUCE,
-        PRODUCE_VERSION,
-        ProduceRequest(
-            acks=-1,
-            timeout_ms=30_000,
-            topic_data=[
-                TopicProduceData(
-                    name=topic, partition_data=[PartitionProduceData(index=0, records=records)]
-                )
-            ],
-        ),
-    )
-    (topic_response,) = response.responses
-    (partition,) = topic_response.partition_responses
-    return partition.error_code, partition.base_offset
+    return client.produce(topic, records, version=PRODUCE_VERSION, acks=-1)
 
 
 def end_offset(client: ProtocolClient, topic: str) -> int:

@@ -37,13 +37,10 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from interop_tests.protocol_client import ProtocolClient
+from interop_tests.protocol_client import ProtocolClient, produce_request
 from wirekafka.protocol.api_table import API_TABLE, ApiKey
 from wirekafka.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
     ProduceResponse,
-    TopicProduceData,
 )
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record, TimestampType
@@ -316,15 +313,8 @@ def _produce_with_ours(
             ],
             compression=codec,
         )
-        request = ProduceRequest(
-            acks=1,
-            timeout_ms=int(TIMEOUT_S * 1000),
-            topic_data=[
-                TopicProduceData(
-                    name=topic,
-                    partition_data=[PartitionProduceData(index=PARTITION, records=batch)],
-                )
-            ],
+        request = produce_request(
+            topic, batch, partition=PARTITION, timeout_ms=int(TIMEOUT_S * 1000)
         )
         response: ProduceResponse = client.request(ApiKey.PRODUCE, version, request)
         (topic_response,) = response.responses

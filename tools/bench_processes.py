@@ -111,8 +111,7 @@ def main() -> None:
                 wirekafka_peer() as one,
                 cluster(Path(scratch), args.processes, SETTINGS) as (ports, pids),
             ):
-                many = SettledCluster(ports, pids, replication_factor=1)
-                many.name = name
+                many = SettledCluster(ports, pids, replication_factor=1, name=name)
                 peers: list[Peer] = [one, many, MockPeer()]
                 medians = {"partitions-1000": run_row("partitions-1000", row, peers, args.reps)}
                 print_table(medians, {"partitions-1000": row.unit}, "wirekafka", (name, "mock"))

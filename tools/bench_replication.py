@@ -93,8 +93,8 @@ CLUSTER_SETTINGS = {
     "offsets.topic.replication.factor": "1",  # no group here: no need for three
 }
 RECORD_BYTES = 200
-# acks=all at librdkafka's default linger.ms (rdkafka_performance sets 1000 of its own)
-PRODUCER_OPTIONS = ("-a", "-1", "-X", "linger.ms=5")
+# acks=all; rdkafka_produce runs every producer at librdkafka's default linger.ms
+PRODUCER_OPTIONS = ("-a", "-1")
 DEFAULT_RATE = 10_000  # msg/s, of the latency row
 START_TIMEOUT_S = 60.0
 WARM_UP_RECORDS = 500_000
@@ -103,11 +103,16 @@ LOG_TAIL_LINES = 20
 
 class ClusterPeer(AdminPeer):
     """The cluster, serving topics of one replication factor; the load goes to all
-    three brokers' addresses and their CPU is summed."""
+    its brokers' addresses and their CPU is summed. Named ``RF=<factor>`` unless
+    ``name`` is given."""
 
-    def __init__(self, ports: list[int], pids: Pids, replication_factor: int) -> None:
+    def __init__(
+        self, ports: list[int], pids: Pids, replication_factor: int, name: str | None = None
+    ) -> None:
         bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports)
-        super().__init__(f"RF={replication_factor}", bootstrap, pids, None, replication_factor)
+        super().__init__(
+            name or f"RF={replication_factor}", bootstrap, pids, None, replication_factor
+        )
         self.ports = ports
         # acks=all needs min.insync.replicas in the ISR: the cluster's 2, 1 at RF=1
         self.topic_configs = {"min.insync.replicas": str(min(replication_factor, 2))}

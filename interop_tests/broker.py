@@ -40,7 +40,7 @@ DEFAULT_OVERRIDES: dict[str, str] = {
 
 # The broker runs this checkout's wirekafka (a worktree's, not the one the venv has
 # installed in editable mode), whatever its working directory.
-_PYTHONPATH = os.pathsep.join(
+PYTHONPATH = os.pathsep.join(
     filter(None, [str(Path(wirekafka.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
 )
 
@@ -111,7 +111,7 @@ class Broker:
         env = {
             **os.environ,
             "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": _PYTHONPATH,
+            "PYTHONPATH": PYTHONPATH,
             # a blocking call on the event loop fails the request that makes it
             worker_threads.CHECK_ENV: "raise",
         }

@@ -1,4 +1,4 @@
-"""The ``wirekafka`` command: ``wirekafka serve [--config FILE] [--override key=value ...]``."""
+"""``wirekafka serve [--config FILE] [--override key=value ...]``: run a broker."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trio
 
-from wirekafka import __version__
+from wirekafka.cli.errors import EXIT_FAILED, EXIT_USAGE
 from wirekafka.config import (
     BrokerConfig,
     broker_config_from_properties,
@@ -34,15 +34,12 @@ STARTUP_ERRORS = (
     FdBudgetError,
     OSError,
 )
-EXIT_CONFIG_ERROR = 2
-EXIT_STARTUP_ERROR = 1
+EXIT_CONFIG_ERROR = EXIT_USAGE
+EXIT_STARTUP_ERROR = EXIT_FAILED
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="wirekafka", description="A Kafka-compatible broker.")
-    parser.add_argument("--version", action="version", version=f"wirekafka {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run a broker")
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = subparsers.add_parser("serve", help="run a broker", description="Run a broker.")
     serve.add_argument("--config", type=Path, help="a server.properties file (Kafka's keys)")
     serve.add_argument(
         "--override",
@@ -52,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
         help="set one config key; repeatable; wins over --config",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    return parser
+    serve.set_defaults(run=run)
 
 
 def load_config(config_file: Path | None, overrides: list[str]) -> BrokerConfig:
@@ -77,8 +74,7 @@ async def _serve(broker: BrokerConfig) -> None:
                 break
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level,
         stream=sys.stderr,
@@ -109,7 +105,3 @@ def main(argv: list[str] | None = None) -> int:
 def _first_leaf(group: BaseExceptionGroup) -> BaseException:
     first = group.exceptions[0]
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-if __name__ == "__main__":
-    sys.exit(main())

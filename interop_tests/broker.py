@@ -26,6 +26,7 @@ import wirekafka
 from wirekafka import worker_threads
 
 LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
+METRICS = re.compile(r"metrics on (?P<url>http://\S+?/metrics)")
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 STDERR_TAIL_BYTES = 20_000
@@ -69,6 +70,7 @@ class Broker:
         self.host: str | None = None
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        self.metrics_url: str | None = None  # with metrics.listener: http://host:port/metrics
         self.starts = 0
         self._stdout_lines: list[str] = []
         self._stderr_file: IO[bytes] | None = None
@@ -151,6 +153,7 @@ class Broker:
                     f"command: {self.command()}\n{self.output()}"
                 )
         host, port = found["host"], int(found["port"])
+        self.metrics_url = found.get("url")
         if self.port is not None and port != self.port:
             raise BrokerError(f"restarted on port {port}, expected {self.port}")
         self.host, self.port = host, port
@@ -191,6 +194,8 @@ class Broker:
                 self._stdout_lines.append(line)
                 if not listening.is_set() and (match := LISTENING.search(line)):
                     found.update(match.groupdict())
+                    if metrics := METRICS.search(line):
+                        found.update(metrics.groupdict())
                     listening.set()
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:

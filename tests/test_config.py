@@ -409,3 +409,17 @@ def test_controlled_shutdown_keys_have_kafkas_names_and_defaults():
 def test_bad_controlled_shutdown_values_are_refused(properties, message):
     with pytest.raises(ConfigError, match=message):
         broker_config_from_properties(properties)
+
+
+def test_metrics_listener():
+    assert broker_config_from_properties({}).metrics_listener is None
+    assert broker_config_from_properties({"metrics.listener": ""}).metrics_listener is None
+    config = broker_config_from_properties({"metrics.listener": "http://127.0.0.1:0"})
+    assert config.metrics_listener == Listener("http", "127.0.0.1", 0)
+    ipv6 = broker_config_from_properties({"metrics.listener": "http://[::1]:9404/"})
+    assert ipv6.metrics_listener == Listener("http", "::1", 9404)
+    assert ipv6.metrics_listener.url() == "http://[::1]:9404"
+    for bad in ("https://127.0.0.1:9404", "127.0.0.1:9404", "http://127.0.0.1", "http://h:99999",
+                "http://h:9404/metrics"):  # fmt: skip
+        with pytest.raises(ConfigError, match=r"metrics\.listener"):
+            broker_config_from_properties({"metrics.listener": bad})

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wirekafka.listeners import Listener, parse_listeners
+from wirekafka.listeners import Listener, parse_http_listener, parse_listeners
 from wirekafka.storage.config import (
     BROKER_LOG_KEYS,
     ConfigError,
@@ -70,6 +70,8 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "controlled.shutdown.enable": "true",
     "controlled.shutdown.max.retries": "3",
     "controlled.shutdown.retry.backoff.ms": "5000",
+    # wirekafka's own: where /metrics and /health are served over HTTP (empty: nowhere)
+    "metrics.listener": "",
 }
 
 # Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
@@ -123,6 +125,7 @@ class BrokerConfig:
     controlled_shutdown_enable: bool
     controlled_shutdown_max_retries: int  # attempts at it (Kafka counts them so)
     controlled_shutdown_retry_backoff_ms: int  # the wait between two attempts
+    metrics_listener: Listener | None  # http://host:port of /metrics and /health; None: off
     log: LogConfig  # also min.insync.replicas, unclean.leader.election.enable
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -316,6 +319,9 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         ),
         controlled_shutdown_retry_backoff_ms=_int(
             properties, "controlled.shutdown.retry.backoff.ms", 0
+        ),
+        metrics_listener=parse_http_listener(
+            "metrics.listener", properties.get("metrics.listener", "")
         ),
         log=log_config_from_properties(properties),
         properties=dict(properties),

@@ -43,3 +43,20 @@ def parse_listeners(key: str, text: str) -> tuple[Listener, ...]:
     if len({listener.name for listener in listeners}) != len(listeners):
         raise ConfigError(f"{key}={text!r}: each listener name may appear once")
     return tuple(listeners)
+
+
+_HTTP_LISTENER = re.compile(r"^http://(?P<host>\[[^\]]*\]|[^:/\[\]]+):(?P<port>\d+)/?$")
+
+
+def parse_http_listener(key: str, text: str) -> Listener | None:
+    """``http://host:port`` (port 0: any free port); empty: None, nothing served."""
+    text = text.strip()
+    if not text:
+        return None
+    match = _HTTP_LISTENER.match(text)
+    if match is None:
+        raise ConfigError(f"{key}={text!r}: expected http://host:port, or nothing")
+    port = int(match["port"])
+    if port > 65535:
+        raise ConfigError(f"{key}={text!r}: port {port} is out of range")
+    return Listener("http", match["host"].strip("[]"), port)

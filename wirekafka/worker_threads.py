@@ -51,6 +51,10 @@ pool's threads and never delays work on another resource.
   writes, v0 offsets) or, embedded, ``cluster-metadata.json``. Kazoo pipelines
   requests on one connection, so a few threads keep ZooKeeper busy; a
   ZooKeeper that stops answering holds four threads, not the disk's.
+* :data:`METRICS` (1 thread): rendering a scrape of ``/metrics`` (reading the
+  partition logs' sizes and offsets, formatting the text). Its own pool, so a
+  stalled disk holding the log dirs' threads leaves the metrics readable, and
+  scrapes never queue ahead of requests' record checks.
 """
 
 from __future__ import annotations
@@ -166,7 +170,8 @@ def _pool(name: str, threads: int) -> WorkerPool:
 RECORDS = _pool("records", 2)
 LOG_DIRS = _pool("log_dirs", 8)
 METADATA = _pool("metadata", 4)
-POOLS = (RECORDS, LOG_DIRS, METADATA)
+METRICS = _pool("metrics", 1)
+POOLS = (RECORDS, LOG_DIRS, METADATA, METRICS)
 
 
 async def run_blocking(pool: WorkerPool, fn: Callable[[*Ts], R], *args: *Ts) -> R:

@@ -14,6 +14,7 @@ class AppendWatch:
     def __init__(self) -> None:
         self._waiters: dict[tuple[str, int], set[trio.Event]] = {}
         self.closed = False  # the broker is stopping: nobody waits any more
+        self.waiting = 0  # fetches waiting now (Kafka's fetch purgatory size)
 
     def appended(self, topic: str, partition: int) -> None:
         for event in self._waiters.pop((topic, partition), ()):
@@ -34,9 +35,11 @@ class AppendWatch:
         keys = list(partitions)
         for key in keys:
             self._waiters.setdefault(key, set()).add(event)
+        self.waiting += 1
         try:
             yield event
         finally:
+            self.waiting -= 1
             for key in keys:
                 waiters = self._waiters.get(key)
                 if waiters is not None:

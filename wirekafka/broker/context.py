@@ -14,6 +14,7 @@ from wirekafka.broker.cluster import (
     ZkTopicStore,
 )
 from wirekafka.broker.group_runtime import GroupRuntime
+from wirekafka.broker.metrics import BrokerMetrics
 from wirekafka.broker.offsets_log import OffsetsLog
 from wirekafka.broker.producers import ProducerIds
 from wirekafka.broker.replication import ReplicaManager
@@ -58,6 +59,7 @@ class BrokerContext:
     zookeeper: ZkCluster | None = None  # set with zookeeper.connect
     appends: AppendWatch = field(default_factory=AppendWatch)
     replicas: ReplicaManager | None = None  # set with zookeeper.connect: partitions replicate
+    metrics: BrokerMetrics = field(default_factory=BrokerMetrics)  # counters for /metrics
 
 
 @blocking

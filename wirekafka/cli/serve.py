@@ -11,6 +11,7 @@ from pathlib import Path
 import trio
 
 from wirekafka.cli.errors import EXIT_FAILED, EXIT_USAGE
+from wirekafka.cli.log_format import LOG_FORMATS, configure_logging
 from wirekafka.config import (
     BrokerConfig,
     broker_config_from_properties,
@@ -49,6 +50,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="set one config key; repeatable; wins over --config",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--log-format",
+        default="text",
+        choices=LOG_FORMATS,
+        help="log lines on stderr: text, or JSON objects (time, level, logger, message)",
+    )
     serve.set_defaults(run=run)
 
 
@@ -64,9 +71,10 @@ async def _serve(broker: BrokerConfig) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             endpoint = await nursery.start(server.serve)
             data_dirs = ",".join(str(d.resolve()) for d in broker.log_dirs)
+            metrics = f", metrics on {server.metrics_url}" if server.metrics_url else ""
             print(
                 f"wirekafka: broker {endpoint.node_id} listening on {', '.join(server.listen_urls)}"
-                f" (advertised as {endpoint.host}:{endpoint.port}), data in {data_dirs}",
+                f" (advertised as {endpoint.host}:{endpoint.port}){metrics}, data in {data_dirs}",
                 flush=True,
             )
             async for _ in signals:
@@ -75,11 +83,7 @@ async def _serve(broker: BrokerConfig) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=args.log_level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(args.log_level, args.log_format)
     try:
         config = load_config(args.config, args.override)
     except ConfigError as exc:

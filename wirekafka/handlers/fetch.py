@@ -223,6 +223,20 @@ async def _convert_all(ctx: BrokerContext, conversions: list[_Conversion], versi
         await run_blocking(RECORDS, convert)
 
 
+def _count_bytes_out(ctx: BrokerContext, responses: list[FetchableTopicResponse]) -> None:
+    metrics = ctx.metrics
+    for topic in responses:
+        size = 0
+        for partition in topic.partitions:
+            records = partition.records
+            if isinstance(records, (bytes, bytearray, memoryview)):
+                size += len(records)
+            elif records is not None:
+                size += records.size_bytes  # a span of a segment file
+        if size:
+            metrics.fetched(topic.topic, size)
+
+
 async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     body: FetchRequest = request.body
     version = request.version
@@ -247,6 +261,8 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
         with ctx.appends.watching(watched) as appended, trio.move_on_after(remaining):
             await appended.wait()
     await _convert_all(ctx, conversions, version)
+    if body.replica_id < 0:  # Kafka's bytes out count consumers, not followers
+        _count_bytes_out(ctx, responses)
     return FetchResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses
     )

@@ -310,6 +310,8 @@ async def _append_partition(
         return _refuse(index, ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
     if not info.duplicate:  # a retry wrote nothing: long polls have nothing new
         ctx.appends.appended(topic, index)
+        # Kafka's bytes in: the request's record bytes (before any conversion)
+        ctx.metrics.produced(topic, info.record_count, len(view))
         if replicas is not None and led is not None:
             replicas.appended(led)
     response = PartitionProduceResponse(

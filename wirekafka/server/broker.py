@@ -34,6 +34,7 @@ from wirekafka.broker.context import (
     broker_fd_budget,
     open_broker_context,
 )
+from wirekafka.broker.metric_figures import loop_figures
 from wirekafka.config import BrokerConfig
 from wirekafka.listeners import Listener
 from wirekafka.server.acceptor import Acceptor
@@ -41,10 +42,12 @@ from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from wirekafka.server.controlled_shutdown import controlled_shutdown
 from wirekafka.server.memory_pool import MemoryPool
+from wirekafka.server.metrics_exposition import render_metrics
+from wirekafka.server.metrics_http import MetricsServer
 from wirekafka.server.replica_fetcher import ReplicaFetchers
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
-from wirekafka.worker_threads import LOG_DIRS, METADATA, blocking, run_blocking
+from wirekafka.worker_threads import LOG_DIRS, METADATA, METRICS, blocking, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
 
@@ -67,6 +70,7 @@ class Broker:
         self.context: BrokerContext
         self.zk_cluster: ZkCluster | None = None
         self.listen_urls: list[str] = []
+        self.metrics_url: str | None = None  # http://host:port/metrics, with metrics.listener
         self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
         self.memory_pool = MemoryPool(config.queued_max_request_bytes)
         self.acceptor = Acceptor(
@@ -115,7 +119,9 @@ class Broker:
         opened = await self._open_listeners()
         endpoint = self._endpoint(opened)
         registry: BrokerRegistry | None = None
+        metrics_sockets: list[trio.SocketListener] = []
         try:
+            metrics_sockets = await self._open_metrics_listener()
             config = self.config
             if config.zookeeper_connect:
                 joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoint)
@@ -145,6 +151,8 @@ class Broker:
         except BaseException:
             for _, sock in opened:
                 await sock.aclose()
+            for sock in metrics_sockets:
+                await sock.aclose()
             if registry is not None:
                 with trio.CancelScope(shield=True):
                     await run_blocking(METADATA, self._leave_zookeeper, registry)
@@ -171,6 +179,9 @@ class Broker:
                 nursery.start_soon(self.context.groups.run_timers)
                 nursery.start_soon(self._compact)
                 nursery.start_soon(self._close_idle_connections)
+                if metrics_sockets:
+                    metrics = MetricsServer(self._scrape, self._serving)
+                    nursery.start_soon(metrics.run, metrics_sockets)
                 if registry is not None and self.zk_cluster is not None:
                     nursery.start_soon(self.zk_cluster.run)
                     nursery.start_soon(registry.session.renew_registrations)
@@ -206,6 +217,25 @@ class Broker:
             log.info("stopped cleanly")
         else:
             log.warning("stopped; not every log closed cleanly, so the next start recovers them")
+
+    async def _open_metrics_listener(self) -> list[trio.SocketListener]:
+        """The sockets of ``metrics.listener``, if it is set; sets :attr:`metrics_url`."""
+        listener = self.config.metrics_listener
+        if listener is None:
+            return []
+        sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+        host, port = sockets[0].socket.getsockname()[:2]
+        self.metrics_url = Listener("http", host, port).url() + "/metrics"
+        return sockets
+
+    def _serving(self) -> bool:
+        return not self._stop.is_set()
+
+    async def _scrape(self) -> bytes:
+        """The text of ``/metrics``: the loop's figures copied here, the rest read
+        and rendered in a worker thread."""
+        figures = loop_figures(self.context, self.acceptor.quotas.total)
+        return await run_blocking(METRICS, render_metrics, figures, self.context.logs)
 
     async def _controlled_shutdown(self, config: BrokerConfig) -> None:
         """With ZooKeeper: move the leaderships away while still serving, unless

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import socket
+from time import perf_counter
 from typing import Any, Protocol
 
 import trio
@@ -119,7 +120,10 @@ async def _respond(
             return encode_response_parts(ApiKey.API_VERSIONS, 0, correlation_id, body)
         raise ProtocolError(f"version not served (v{api.min_version}-v{api.max_version} are)")
     request = decode_request(frame, client_host)
-    response = await HANDLERS[api_key](host.context, request)
+    context = host.context
+    started = perf_counter()
+    response = await HANDLERS[api_key](context, request)
+    context.metrics.handled(api_key, api_version, perf_counter() - started)
     if response is None:
         return None
     return encode_response_parts(api_key, api_version, correlation_id, response)

@@ -4,23 +4,25 @@ tools that work against any Kafka-protocol broker (``--bootstrap-server``).
 Each subcommand lives in a module of this package that offers
 ``add_parser(subparsers)``; the parser it adds sets ``run``, called with the
 parsed arguments and returning the exit code (see :mod:`wirekafka.cli.errors`).
+Only the module of the subcommand given is imported, so ``serve`` does not
+load the tools' client library.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable
-from types import ModuleType
+from collections.abc import Callable, Sequence
 
 from wirekafka import __version__
-from wirekafka.cli import serve
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 
-COMMANDS: tuple[ModuleType, ...] = (serve,)
+# name, module, one line for ``wirekafka --help``
+COMMANDS: tuple[tuple[str, str, str], ...] = (("serve", "wirekafka.cli.serve", "run a broker"),)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(chosen: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wirekafka",
         description="A Kafka-compatible broker, and tools for any Kafka-protocol broker.",
@@ -29,17 +31,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"wirekafka {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(subparsers)
+    for name, module, summary in COMMANDS:
+        if name == chosen:
+            importlib.import_module(module).add_parser(subparsers)
+        else:  # listed in the help; its options are known once it is chosen
+            subparsers.add_parser(name, help=summary, add_help=False)
     return parser
 
 
+def _chosen_command(argv: Sequence[str]) -> str | None:
+    """The first argument that is not an option (``--version`` and ``--help``
+    are the only options before the subcommand)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    parser = _parser(_chosen_command(arguments))
+    args = parser.parse_args(arguments)
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if run is None:  # a group (``topics``) named without its subcommand
-        parser.parse_args([*(argv if argv is not None else sys.argv[1:]), "--help"])
+        parser.parse_args([*arguments, "--help"])
         return EXIT_USAGE
     try:
         return run(args)

@@ -8,7 +8,10 @@ the broker, the topic (when there is one) and Kafka's error code.
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # confluent-kafka is loaded by the tools, not by ``serve``
+    from confluent_kafka import KafkaError
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the broker refused or failed a request; the message names its error code
@@ -16,14 +19,7 @@ EXIT_USAGE = 2  # bad arguments or config (argparse exits with 2 too)
 EXIT_UNREACHABLE = 3  # no broker answered within the timeout
 
 # librdkafka's own (negative) codes that mean no broker could be reached in time
-_UNREACHABLE_CODES = frozenset(
-    {
-        KafkaError._TRANSPORT,
-        KafkaError._ALL_BROKERS_DOWN,
-        KafkaError._TIMED_OUT,
-        KafkaError._RESOLVE,
-    }
-)
+_UNREACHABLE_NAMES = ("_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_RESOLVE")
 
 
 class CommandError(Exception):
@@ -50,5 +46,6 @@ def from_kafka_error(
     message = f"{what}{where}: {name} (error code {code})"
     if detail and detail != name:
         message += f": {detail}"
-    exit_code = EXIT_UNREACHABLE if code in _UNREACHABLE_CODES else EXIT_FAILED
+    unreachable = name in _UNREACHABLE_NAMES
+    exit_code = EXIT_UNREACHABLE if unreachable else EXIT_FAILED
     return CommandError(message, exit_code)

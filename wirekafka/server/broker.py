@@ -42,7 +42,6 @@ from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from wirekafka.server.controlled_shutdown import controlled_shutdown
 from wirekafka.server.memory_pool import MemoryPool
-from wirekafka.server.metrics_exposition import render_metrics
 from wirekafka.server.metrics_http import MetricsServer
 from wirekafka.server.replica_fetcher import ReplicaFetchers
 from wirekafka.storage.log import StorageError
@@ -234,6 +233,9 @@ class Broker:
     async def _scrape(self) -> bytes:
         """The text of ``/metrics``: the loop's figures copied here, the rest read
         and rendered in a worker thread."""
+        # prometheus_client is imported only by a broker that serves metrics
+        from wirekafka.server.metrics_exposition import render_metrics
+
         figures = loop_figures(self.context, self.acceptor.quotas.total)
         return await run_blocking(METRICS, render_metrics, figures, self.context.logs)
 

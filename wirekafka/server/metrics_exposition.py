@@ -37,8 +37,6 @@ from wirekafka.broker.metrics import LATENCY_BOUNDS_S
 from wirekafka.storage.log_manager import LogManager
 from wirekafka.worker_threads import blocking
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
 
 def _bucket_bound(bound: float) -> str:
     return repr(bound)

@@ -24,8 +24,6 @@ from functools import partial
 
 import trio
 
-from wirekafka.server.metrics_exposition import CONTENT_TYPE
-
 log = logging.getLogger("wirekafka.server.metrics")
 
 MAX_HEAD_BYTES = 8 * 1024
@@ -36,6 +34,7 @@ RECEIVE_BYTES = 4096
 # after the answer, what is read and dropped before closing (see _drain)
 DRAIN_TIMEOUT_S = 1.0
 DRAIN_BYTES = 256 * 1024
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus text format
 
 _TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _REASONS = {
@@ -184,5 +183,5 @@ class MetricsServer:
             except Exception:  # a bug: this scrape fails, the broker goes on
                 log.exception("rendering /metrics failed")
                 return answer(500, b"rendering the metrics failed\n")
-            return answer(200, text, content_type=CONTENT_TYPE)
+            return answer(200, text, content_type=METRICS_CONTENT_TYPE)
         return answer(404, b"not found: try /metrics or /health\n")

@@ -19,7 +19,10 @@ from wirekafka import __version__
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 
 # name, module, one line for ``wirekafka --help``
-COMMANDS: tuple[tuple[str, str, str], ...] = (("serve", "wirekafka.cli.serve", "run a broker"),)
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("serve", "wirekafka.cli.serve", "run a broker"),
+    ("groups", "wirekafka.cli.groups", "list, describe (lag), reset offsets of, delete groups"),
+)
 
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
@@ -56,5 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except CommandError as exc:
-        print(f"wirekafka {args.command}: {exc}", file=sys.stderr)
+        # a group command's parser keeps its subcommand as ``<command>_command``
+        action = getattr(args, f"{args.command.replace('-', '_')}_command", None)
+        name = f"{args.command} {action}" if action else args.command
+        print(f"wirekafka {name}: {exc}", file=sys.stderr)
         return exc.exit_code

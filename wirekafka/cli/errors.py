@@ -31,15 +31,23 @@ class CommandError(Exception):
 
 
 def from_kafka_error(
-    error: KafkaError, *, broker: str, topic: str | None = None, doing: str | None = None
+    error: KafkaError,
+    *,
+    broker: str,
+    topic: str | None = None,
+    doing: str | None = None,
+    group: str | None = None,
 ) -> CommandError:
-    """A :class:`CommandError` naming the broker, the topic and the error's code.
+    """A :class:`CommandError` naming the broker, the topic, the consumer group
+    (when there is one) and the error's code.
 
     ``doing`` says what was asked (``"create topic"``); a code of librdkafka's
     that means no broker answered exits with :data:`EXIT_UNREACHABLE`.
     """
     what = f"{doing} " if doing else ""
     where = f"topic {topic!r} on {broker}" if topic else broker
+    if group:
+        where = f"group {group!r}, {where}" if topic else f"group {group!r} on {broker}"
     code = error.code()
     detail = error.str()
     name = error.name()

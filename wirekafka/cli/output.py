@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -30,12 +31,15 @@ def stderr_console() -> Console:
 def print_table(
     columns: Sequence[str], rows: Iterable[Sequence[object]], *, title: str | None = None
 ) -> None:
-    """A table on stdout; ``None`` cells print as ``-``."""
-    table = Table(title=title, show_edge=False, header_style="bold")
+    """A table on stdout; cells print as they are (a ``[`` is not rich markup),
+    ``None`` cells as ``-``."""
+    table = Table(
+        title=None if title is None else Text(title), show_edge=False, header_style="bold"
+    )
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*("-" if cell is None else str(cell) for cell in row))
+        table.add_row(*(Text("-" if cell is None else str(cell)) for cell in row))
     stdout_console().print(table)
 
 

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 from wirekafka import __version__
-from wirekafka.cli import serve
+from wirekafka.cli import perf, serve
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 
-COMMANDS: tuple[ModuleType, ...] = (serve,)
+COMMANDS: tuple[ModuleType, ...] = (serve, perf)
 
 
 def _parser() -> argparse.ArgumentParser:

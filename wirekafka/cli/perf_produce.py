@@ -5,13 +5,14 @@ a ``poll(0)`` every :data:`POLL_EVERY` records (delivery reports are served
 there), polling while the client's queue is full (``BufferError``) and, with
 ``--throughput``, polling until the record's turn comes. The delivery report
 appends the record's latency (librdkafka's, from ``produce()`` to the
-acknowledgement) to a list; percentiles come from
+acknowledgement) to an array; percentiles come from
 :mod:`wirekafka.cli.latency_stats`.
 """
 
 from __future__ import annotations
 
 import argparse
+import array
 import random
 import time
 from collections import Counter
@@ -45,7 +46,7 @@ THROTTLE_SLACK_S = 0.002
 class _Deliveries:
     """What the delivery reports said: the latency of each delivered record, the failures."""
 
-    latencies_ms: list[float] = field(default_factory=list)
+    latencies_ms: array.array[float] = field(default_factory=lambda: array.array("d"))
     failures: Counter[tuple[str, int]] = field(default_factory=Counter)
 
     def on_delivery(self, error: KafkaError | None, message: Message) -> None:

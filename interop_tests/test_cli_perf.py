@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -296,7 +298,6 @@ _PROGRESS = re.compile(
 
 def test_progress_line_in_a_terminal(broker, topic_name):
     topic = topic_name()
-    socket = f"wirekafka-perf-{uuid.uuid4().hex[:12]}"
     session = "perf"
     command = shlex.join(
         [
@@ -323,7 +324,9 @@ def test_progress_line_in_a_terminal(broker, topic_name):
             "100",
         ]
     )
-    tmux = ["tmux", "-L", socket]
+    # a server of the test's own, its socket in a short-lived directory
+    socket_dir = Path(tempfile.mkdtemp(prefix="wirekafka-tmux-"))
+    tmux = ["tmux", "-S", str(socket_dir / "socket")]
     subprocess.run(
         [
             *tmux,
@@ -370,6 +373,7 @@ def test_progress_line_in_a_terminal(broker, topic_name):
     finally:
         subprocess.run([*tmux, "kill-session", "-t", session], check=False, capture_output=True)
         subprocess.run([*tmux, "kill-server"], check=False, capture_output=True)
+        shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 def test_readme_example(broker):

@@ -22,6 +22,7 @@ from wirekafka.cli.errors import EXIT_USAGE, CommandError
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "wirekafka.cli.serve", "run a broker"),
     ("groups", "wirekafka.cli.groups", "list, describe (lag), reset offsets of, delete groups"),
+    ("perf", "wirekafka.cli.perf", "load tests: produce or consume N records, with latencies"),
 )
 
 

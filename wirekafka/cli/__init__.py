@@ -14,10 +14,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 from wirekafka import __version__
-from wirekafka.cli import serve
+from wirekafka.cli import dump_log, serve
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 
-COMMANDS: tuple[ModuleType, ...] = (serve,)
+COMMANDS: tuple[ModuleType, ...] = (serve, dump_log)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -385,7 +385,7 @@ def test_the_lines_for_people(tmp_path, capsys):
     assert " compresscodec: none " in out[2] and out[2].endswith("isvalid: true")
     assert out[3].startswith("| offset: 0 CreateTime: ")
     assert out[3].endswith(
-        "headerKeys: [trace, bin] key: key-0 payload: value-0 headers: [trace=t-0, bin=base64:/wA=]"
+        "headerKeys: [trace,bin] key: key-0 payload: value-0 headers: [trace=t-0,bin=base64:/wA=]"
     )
     assert any(line.startswith("PROBLEM position ") for line in out)
     assert out[-2] == "Found 1 problem(s) in 1 file(s):"
@@ -395,11 +395,13 @@ def test_the_lines_for_people(tmp_path, capsys):
 def test_paths_that_are_no_segment_files(tmp_path, capsys):
     other = tmp_path / "notes.txt"
     other.write_text("x")
-    code, doc, err = dump(capsys, tmp_path / f"{SEGMENT}.log", other)
+    (tmp_path / "build.log").write_text("not named by a base offset")
+    code, doc, err = dump(capsys, tmp_path / f"{SEGMENT}.log", other, tmp_path)
     assert code == 2
     assert [f["error"] for f in doc["files"]] == [
         "No such file or directory",
         "not a segment file (.log, .index or .timeindex)",
+        "a directory without segment files",
     ]
     assert f"{SEGMENT}.log: No such file or directory" in err
     assert main(["dump-log"]) == 2
@@ -441,3 +443,14 @@ def test_an_append_of_several_batches_is_indexed_at_its_first(tmp_path, capsys):
     for entry in index_doc["entries"]:
         first = starts[entry["position"]]
         assert entry["offset"] == first["last_offset"] + 4  # the third batch's last offset
+
+
+def test_a_batch_larger_than_max_message_size_is_taken_for_corruption(tmp_path, capsys):
+    write_log(tmp_path / "t-0", batches=2)
+    path = tmp_path / "t-0" / f"{SEGMENT}.log"
+    code, doc, _ = dump(capsys, "--max-message-size", "100", path)
+    [problem] = only_file(doc)["problems"]
+    assert code == 1
+    assert problem["position"] == 0
+    assert "larger than the limit of 100 bytes" in problem["message"]
+    assert main(["dump-log", "--max-message-size", "0", str(path)]) == 2

@@ -76,7 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from wirekafka.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from wirekafka.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from wirekafka.cli.output import add_output_options
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record import Record, TimestampType
@@ -173,11 +173,9 @@ def run(args: argparse.Namespace) -> int:
     if args.files:
         paths += [Path(path) for path in args.files.split(",") if path]
     if not paths:
-        print("wirekafka dump-log: name at least one PATH (or --files)", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("name at least one PATH (or --files)", EXIT_USAGE)
     if args.max_message_size < 1:
-        print("wirekafka dump-log: --max-message-size must be positive", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("--max-message-size must be positive", EXIT_USAGE)
     options = _Options(
         deep=args.deep or args.print_data,
         print_data=args.print_data,
@@ -204,7 +202,7 @@ class _Options:
 
 
 class _Sink(Protocol):
-    """Where a dump goes: printed as it comes, or gathered into one JSON document."""
+    """Where a dump goes: lines for people, or one JSON document; both written as it comes."""
 
     problem_count: int
 
@@ -223,33 +221,56 @@ def _dump_all(paths: list[Path], options: _Options, sink: _Sink) -> bool:
     layouts: dict[Path, LogLayout] = {}
     for path in _expand(paths):
         kind = _kind_of(path)
-        if kind is None:
+        if not path.exists():
+            sink.error(path, kind, "No such file or directory")
+            failed = True
+        elif path.is_dir():
+            sink.error(path, None, "a directory without segment files")
+            failed = True
+        elif kind is None:
             sink.error(path, None, "not a segment file (.log, .index or .timeindex)")
             failed = True
-            continue
-        try:
-            with _opened(path) as read_at:
-                if kind == "log":
-                    layouts[path.resolve()] = _dump_log(path, read_at, options, sink)
-                else:
-                    _dump_index(path, kind, read_at, layouts, sink)
-        except (OSError, ValueError) as exc:
-            sink.error(path, kind, _reason(exc))
-            failed = True
+        else:
+            failed |= not _dump_file(path, kind, options, sink, layouts)
     return failed
 
 
+def _dump_file(
+    path: Path, kind: str, options: _Options, sink: _Sink, layouts: dict[Path, LogLayout]
+) -> bool:
+    """Dump one file; whether it could be read."""
+    try:
+        with _opened(path) as read_at:
+            if kind == "log":
+                layouts[path.resolve()] = _dump_log(path, read_at, options, sink)
+            else:
+                _dump_index(path, kind, read_at, layouts, sink)
+    except BrokenPipeError:  # stdout's, not the file's
+        raise
+    except (OSError, ValueError) as exc:
+        sink.error(path, kind, _reason(exc))
+        return False
+    return True
+
+
 def _expand(paths: list[Path]) -> Iterator[Path]:
-    """The paths, a directory replaced by its segment files (by base offset, then kind)."""
+    """The paths, a directory replaced by the segment files in it (named by a base
+    offset; by base offset, then kind)."""
     for path in paths:
         if not path.is_dir():
             yield path
             continue
-        found = [child for child in path.iterdir() if _kind_of(child) and child.is_file()]
+        found = [
+            child
+            for child in path.iterdir()
+            if _kind_of(child) and base_offset_of(child) is not None and child.is_file()
+        ]
+        if not found:
+            yield path  # reported
         yield from sorted(
             found,
             key=lambda child: (
-                base_offset_of(child) or 0,
+                base_offset_of(child),
                 child.name.count("."),
                 _KIND_ORDER[_kind_of(child) or "log"],
             ),
@@ -542,10 +563,12 @@ class _TextSink:
 
     problem_count: int = 0
     _path: Path | None = None
+    _entries: int = 0  # of the index being printed
     _problems: list[tuple[Path, Problem]] = field(default_factory=list)
 
     def start(self, path: Path, kind: str, base_offset: int | None, size_bytes: int) -> None:
         self._path = path
+        self._entries = 0
         _line(f"Dumping {path}")
         if kind == "log":
             _line(f"Log starting offset: {'-' if base_offset is None else base_offset}")
@@ -581,6 +604,7 @@ class _TextSink:
             _line(_record_line(record, doc["timestamp_type"]))
 
     def entry(self, doc: dict[str, Any]) -> None:
+        self._entries += 1
         if "position" in doc:
             _line(f"offset: {doc['offset']} position: {doc['position']}")
         else:
@@ -597,8 +621,11 @@ class _TextSink:
         if "valid_bytes" in summary:
             after = f", then {zeros} bytes of zeros (preallocated)" if zeros else ""
             _line(f"Log ends at position {summary['valid_bytes']}{after}")
-        elif zeros:
-            _line(f"{zeros} bytes of zeros (preallocated) after the last entry")
+        else:
+            if not self._entries:
+                _line("No entries")
+            if zeros:
+                _line(f"{zeros} bytes of zeros (preallocated) after the last entry")
 
     def error(self, path: Path, kind: str | None, message: str) -> None:
         print(f"wirekafka dump-log: {path}: {message}", file=sys.stderr)
@@ -641,7 +668,7 @@ def _record_line(record: dict[str, Any], timestamp_type: str) -> str:
     ]
     if record["sequence"] is not None:
         parts.append(f"sequence: {record['sequence']}")
-    parts.append("headerKeys: [" + ", ".join(h["key"] for h in record["headers"]) + "]")
+    parts.append("headerKeys: [" + ",".join(h["key"] for h in record["headers"]) + "]")
     if "control" in record:
         control = record["control"]
         if control is None:
@@ -659,7 +686,7 @@ def _record_line(record: dict[str, Any], timestamp_type: str) -> str:
                 f"{h['key']}={_text_data(h['value'], h['value_encoding'])}"
                 for h in record["headers"]
             )
-            parts.append("headers: [" + ", ".join(shown) + "]")
+            parts.append("headers: [" + ",".join(shown) + "]")
     return " ".join(parts)
 
 

@@ -118,12 +118,6 @@ ReadAt = Callable[[int, int], Buffer]
 (fewer only where the file ends)."""
 
 
-def bytes_reader(data: Buffer) -> ReadAt:
-    """A :data:`ReadAt` over bytes in memory."""
-    view = memoryview(data)
-    return lambda position, size: view[position : position + size]
-
-
 def scan_log(
     read_at: ReadAt, size: int, *, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
 ) -> Iterator[LogEntry | Problem | LogEnd]:

@@ -34,6 +34,7 @@ MAIN_CLASSES = {
     "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
+    "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
 }
 
 # A tool starts, runs one command and exits: the JIT's first tier and the serial

@@ -24,6 +24,7 @@ import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.primitives import Buffer, Reader
@@ -123,28 +124,60 @@ def _last_entry_offset(buf: Buffer) -> int | None:
     return last
 
 
-def _read_entry(view: memoryview, position: int, verify_crc: bool) -> tuple[_Entry, int]:
-    """The entry at ``position`` and the position after it."""
-    available = len(view) - position
+class MessageHead(NamedTuple):
+    """The fields of a message before its key and value (``timestamp`` is
+    NO_TIMESTAMP for magic 0)."""
+
+    offset: int
+    message_size: int
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: int
+
+    @property
+    def size_bytes(self) -> int:
+        """The whole entry, from its offset to its last byte."""
+        return LOG_OVERHEAD + self.message_size
+
+
+def read_message_head(buf: Buffer, position: int = 0) -> MessageHead:
+    """The head of the message at ``position``, which must be in ``buf`` whole
+    (its magic 0 or 1, its size large enough for that magic); the CRC is not
+    checked (:func:`message_crc_matches`)."""
+    available = len(buf) - position
     if available < LOG_OVERHEAD + _MIN_MESSAGE_SIZE[0]:
         raise ProtocolError(f"message of at least 26 bytes is cut off at {available} bytes")
-    offset, size, crc, magic, attributes = _ENTRY_HEAD.unpack_from(view, position)
+    offset, size, crc, magic, attributes = _ENTRY_HEAD.unpack_from(buf, position)
     if magic not in _MIN_MESSAGE_SIZE:
         raise ProtocolError(f"message magic {magic} is not 0 or 1")
     if size < _MIN_MESSAGE_SIZE[magic]:
         raise ProtocolError(f"message size {size} is too small for magic {magic}")
     if LOG_OVERHEAD + size > available:
         raise ProtocolError(f"message of {size} bytes is cut off at {available - LOG_OVERHEAD}")
-    end = position + LOG_OVERHEAD + size
-    if verify_crc and zlib.crc32(view[position + 16 : end]) != crc:
+    timestamp = _INT64.unpack_from(buf, position + 18)[0] if magic == 1 else NO_TIMESTAMP
+    return MessageHead(offset, size, crc, magic, attributes, timestamp)
+
+
+def message_crc_matches(buf: Buffer, position: int, head: MessageHead) -> bool:
+    """Whether the message at ``position`` matches its CRC32 (of magic..end)."""
+    view = memoryview(buf)
+    return zlib.crc32(view[position + 16 : position + head.size_bytes]) == head.crc
+
+
+def _read_entry(view: memoryview, position: int, verify_crc: bool) -> tuple[_Entry, int]:
+    """The entry at ``position`` and the position after it."""
+    head = read_message_head(view, position)
+    offset, magic = head.offset, head.magic
+    end = position + head.size_bytes
+    if verify_crc and not message_crc_matches(view, position, head):
         raise ProtocolError(f"message at offset {offset} fails its CRC")
-    reader = Reader(view, position + 18, end)
-    timestamp = reader.int64() if magic == 1 else NO_TIMESTAMP
+    reader = Reader(view, position + (26 if magic == 1 else 18), end)
     key = reader.nullable_bytes()
     value = reader.nullable_bytes()
     if reader.remaining:
         raise ProtocolError(f"message at offset {offset} has {reader.remaining} trailing bytes")
-    return _Entry(offset, magic, attributes, timestamp, key, value), end
+    return _Entry(offset, magic, head.attributes, head.timestamp, key, value), end
 
 
 def iter_message_set(

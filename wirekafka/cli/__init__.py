@@ -14,10 +14,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 from wirekafka import __version__
-from wirekafka.cli import serve
+from wirekafka.cli import consume, produce, serve, topics
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 
-COMMANDS: tuple[ModuleType, ...] = (serve,)
+COMMANDS: tuple[ModuleType, ...] = (serve, topics, produce, consume)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -16,12 +16,16 @@ import sys
 from collections.abc import Callable, Sequence
 
 from wirekafka import __version__
-from wirekafka.cli.errors import EXIT_USAGE, CommandError
+from wirekafka.cli.errors import CommandError
 
 # name, module, one line for ``wirekafka --help``
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "wirekafka.cli.serve", "run a broker"),
+    ("topics", "wirekafka.cli.topics", "list, describe, create, delete and alter topics"),
+    ("produce", "wirekafka.cli.produce", "write records from stdin or a file, a line each"),
+    ("consume", "wirekafka.cli.consume", "read records, as raw lines or JSON lines"),
     ("groups", "wirekafka.cli.groups", "list, describe (lag), reset offsets of, delete groups"),
+    ("dump-log", "wirekafka.cli.dump_log", "read segment, index and time index files offline"),
     ("perf", "wirekafka.cli.perf", "load tests: produce or consume N records, with latencies"),
 )
 
@@ -53,10 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     parser = _parser(_chosen_command(arguments))
     args = parser.parse_args(arguments)
-    run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
-    if run is None:  # a group (``topics``) named without its subcommand
-        parser.parse_args([*arguments, "--help"])
-        return EXIT_USAGE
+    run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
     except CommandError as exc:

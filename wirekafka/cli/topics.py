@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     topics = subparsers.add_parser(
         "topics", help="list, describe, create, delete and alter topics", description=__doc__
     )
-    commands = topics.add_subparsers(dest="topics_command", metavar="SUBCOMMAND")
+    commands = topics.add_subparsers(dest="topics_command", metavar="SUBCOMMAND", required=True)
 
     listing = commands.add_parser(
         "list",

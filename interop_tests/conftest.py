@@ -1,4 +1,6 @@
-"""Fixtures: wirekafka brokers in subprocesses.
+"""Fixtures: wirekafka brokers in subprocesses, made by :mod:`wirekafka.testing`
+(the machinery of the pytest plugin wirekafka ships) with the interop tests'
+defaults (:class:`interop_tests.broker.Broker`).
 
 * ``broker``: one broker per test module (auto-create on, 3 partitions per
   auto-created topic); tests use distinct topic names. At the end of the
@@ -18,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from interop_tests.broker import Broker
+from interop_tests.broker import Broker, Brokers
+from wirekafka.testing.plugin import started_broker
 
 BrokerFactory = Callable[..., Broker]
 
@@ -30,62 +33,20 @@ BrokerFactory = Callable[..., Broker]
 # handled measures the broker, not a neighbour.
 HEAVY = pytest.mark.xdist_group("heavy")
 
-_names = itertools.count()
-
-
-def _overrides(kwargs: dict[str, object]) -> dict[str, str]:
-    """``auto_create_topics_enable=False`` style keywords, or a ``settings`` dict of Kafka keys."""
-    settings = {str(k): _kafka_value(v) for k, v in dict(kwargs.pop("settings", {}) or {}).items()}
-    for key, value in kwargs.items():
-        settings[key.replace("_", ".")] = _kafka_value(value)
-    return settings
-
-
-def _kafka_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-class _Brokers:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.started: list[Broker] = []
-
-    def __call__(self, *, fd_limit: int | None = None, **kwargs: object) -> Broker:
-        data_dir = self.root / f"broker-{next(_names)}" / "data"
-        broker = Broker(data_dir, _overrides(kwargs), fd_limit=fd_limit)
-        self.started.append(broker)
-        return broker.start()
-
-    def close_all(self) -> None:
-        for broker in self.started:
-            broker.close()
-
 
 @pytest.fixture
 def broker_factory(tmp_path: Path) -> Iterator[BrokerFactory]:
     """Start brokers with Kafka settings: ``broker_factory(settings={"num.partitions": "1"})``."""
-    brokers = _Brokers(tmp_path)
-    try:
+    with Brokers(tmp_path) as brokers:
         yield brokers
-    finally:
-        brokers.close_all()
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    """One broker for the whole module, with the defaults (auto-create on, 3 partitions)."""
-    brokers = _Brokers(tmp_path_factory.mktemp("broker"))
-    try:
-        started = brokers()
-        yield started
-        # Every test of the module ran against this process: it must not have died, and it
-        # must still stop cleanly.
-        started.assert_running()
-        started.stop()
-    finally:
-        brokers.close_all()
+    """One broker for the whole module, with the defaults (auto-create on, 3 partitions).
+    Every test of the module ran against this process: at the end it must not have
+    died, and it must still stop cleanly."""
+    yield from started_broker(Brokers(tmp_path_factory.mktemp("broker")))
 
 
 _topic_counter = itertools.count()

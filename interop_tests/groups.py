@@ -27,10 +27,9 @@ from pathlib import Path
 import pytest
 from kafka import KafkaProducer
 
-from interop_tests.broker import Broker
+from interop_tests.broker import Broker, Brokers
 from interop_tests.clients.adapter import ClientAdapter, MemberConfig
 from interop_tests.clients.registry import REFERENCE
-from interop_tests.conftest import _Brokers
 from interop_tests.group_driver import MemberEvents, wait_until
 from interop_tests.protocol_client import ProtocolClient
 from wirekafka.protocol.api_table import ApiKey
@@ -54,7 +53,7 @@ def start_group_broker(
     tmp_path_factory: pytest.TempPathFactory, **settings: str
 ) -> Iterator[Broker]:
     """A module's broker with quick rebalances; it must still run, and stop cleanly, at the end."""
-    brokers = _Brokers(tmp_path_factory.mktemp("groups"))
+    brokers = Brokers(tmp_path_factory.mktemp("groups"))
     try:
         broker = brokers(settings={**GROUP_SETTINGS, **settings})
         yield broker

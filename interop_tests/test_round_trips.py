@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from interop_tests.broker import Broker
+from interop_tests.broker import Broker, Brokers
 from interop_tests.clients.adapter import (
     LATEST,
     UNTIL_END,
@@ -45,7 +45,6 @@ from interop_tests.clients.adapter import (
     TopicAlreadyExists,
 )
 from interop_tests.clients.registry import with_capabilities
-from interop_tests.conftest import _Brokers
 from interop_tests.scenarios import (
     as_read_by,
     assert_stored,
@@ -263,7 +262,7 @@ def test_auto_created_topic_gets_num_partitions(
 @pytest.fixture(scope="module")
 def no_auto_create_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """The module's broker that creates no topic unasked."""
-    brokers = _Brokers(tmp_path_factory.mktemp("no-auto-create"))
+    brokers = Brokers(tmp_path_factory.mktemp("no-auto-create"))
     try:
         broker = brokers(auto_create_topics_enable=False)
         yield broker

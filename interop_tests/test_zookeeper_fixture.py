@@ -28,8 +28,9 @@ def test_zookeeper_fixture_start_create_read_stop(zookeeper: ZooKeeper) -> None:
 def test_missing_zookeeper_fails_with_install_hint(monkeypatch, tmp_path) -> None:
     import pytest
 
-    from interop_tests import zookeeper as zk
+    from interop_tests.zookeeper import _started
+    from wirekafka.testing import zookeeper as zk
 
     monkeypatch.setattr(zk, "ZOOKEEPER_JAR", tmp_path / "no-zookeeper.jar")
     with pytest.raises(pytest.fail.Exception, match="apt-get install -y zookeeper"):
-        zk._started(tmp_path / "zk")
+        _started(tmp_path / "zk")

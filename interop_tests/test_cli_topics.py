@@ -139,7 +139,7 @@ def test_creating_an_existing_topic_names_the_error(
     ok(topics(broker, "create", name, "--partitions", "1"))
     again = topics(broker, "create", name, "--partitions", "1")
     assert again.returncode == 1
-    assert again.stderr.startswith("wirekafka topics: create topic")
+    assert again.stderr.startswith("wirekafka topics create: create topic")
     assert "TOPIC_ALREADY_EXISTS" in again.stderr
     assert name in again.stderr and broker.bootstrap in again.stderr
     assert "Traceback" not in again.stderr

@@ -42,8 +42,10 @@ from wirekafka.worker_threads import (
 PACKAGE = Path(worker_threads.__file__).resolve().parent
 SEAM = "worker_threads.py"
 # Code that never runs in the broker: the PySpark source and sink run in Spark's
-# processes, without an event loop.
-NOT_BROKER = ("wirekafka/spark/",)
+# processes, without an event loop; the command line tools and the test helpers
+# (wirekafka.testing) are plain synchronous programs around clients and broker
+# processes (an in-process broker's event loop runs in a thread of its own).
+NOT_BROKER = ("wirekafka/spark/", "wirekafka/cli/", "wirekafka/testing/")
 
 # -- the runtime guard
 

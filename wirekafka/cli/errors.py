@@ -54,6 +54,10 @@ def from_kafka_error(
     message = f"{what}{where}: {name} (error code {code})"
     if detail and detail != name:
         message += f": {detail}"
-    unreachable = name in _UNREACHABLE_NAMES
-    exit_code = EXIT_UNREACHABLE if unreachable else EXIT_FAILED
+    exit_code = EXIT_UNREACHABLE if unreachable(error) else EXIT_FAILED
     return CommandError(message, exit_code)
+
+
+def unreachable(error: KafkaError) -> bool:
+    """Whether librdkafka reports that no broker could be reached (in time)."""
+    return error.name() in _UNREACHABLE_NAMES

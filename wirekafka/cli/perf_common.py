@@ -13,12 +13,10 @@ import sys
 import time
 from types import TracebackType
 
-from confluent_kafka import KafkaError, KafkaException
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from wirekafka.cli.errors import EXIT_USAGE, CommandError
 from wirekafka.cli.output import stdout_console
 
 BYTES_PER_MB = 1024 * 1024
@@ -78,27 +76,9 @@ class ProgressLine:
         self._next_s = time.monotonic() + self._interval_s
 
 
-def parse_properties(items: list[str], option: str) -> dict[str, str]:
-    """``KEY=VALUE`` strings as a dict; a string without ``=`` or key is a usage error."""
-    properties: dict[str, str] = {}
-    for item in items:
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip():
-            raise CommandError(f"{option} {item!r}: expected KEY=VALUE", EXIT_USAGE)
-        properties[key.strip()] = value
-    return properties
-
-
 def progress_console(json_output: bool) -> Console | None:
     """The console the progress line goes to: stdout when it is a terminal and the
     summary is not JSON; otherwise none."""
     if json_output or not sys.stdout.isatty():
         return None
     return stdout_console()
-
-
-def config_error(exc: KafkaException, option: str) -> CommandError:
-    """A client that refused its settings (an unknown key, a bad value) as a usage error."""
-    error = exc.args[0] if exc.args else exc
-    detail = error.str() if isinstance(error, KafkaError) else str(error)
-    return CommandError(f"{option}: {detail}", EXIT_USAGE)

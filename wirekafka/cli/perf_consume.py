@@ -15,17 +15,23 @@ import datetime
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from wirekafka.cli import kafka_clients
 from wirekafka.cli.client_options import client_config
-from wirekafka.cli.errors import EXIT_OK, EXIT_UNREACHABLE, CommandError, from_kafka_error
+from wirekafka.cli.errors import (
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    CommandError,
+    from_kafka_error,
+    unreachable,
+)
+from wirekafka.cli.key_values import key_values
 from wirekafka.cli.output import print_json, stdout_console
 from wirekafka.cli.perf_common import (
     BYTES_PER_MB,
     QUIET_CLIENT,
     ProgressLine,
-    config_error,
-    parse_properties,
     per_second,
     progress_console,
 )
@@ -34,7 +40,6 @@ BATCH_RECORDS = 1000  # the most records one consume() call returns
 CONSUME_WAIT_S = 0.1  # the longest one consume() call waits
 
 # Errors librdkafka reports to error_cb that mean no broker can be reached
-_UNREACHABLE = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE})
 
 # Kafka's tool's column names, in its order, then the time to the first record
 TEXT_COLUMNS = (
@@ -143,7 +148,7 @@ class _Run:
     def timed_out(self) -> CommandError:
         args = self.args
         error = self.broker_error
-        if self.assigned_s is None and error is not None and error.code() in _UNREACHABLE:
+        if self.assigned_s is None and error is not None and unreachable(error):
             failure = from_kafka_error(error, broker=args.bootstrap_server, doing="consume from")
             return CommandError(
                 f"no record in {args.timeout:g} s (--timeout): {failure}", EXIT_UNREACHABLE
@@ -161,15 +166,12 @@ def run(args: argparse.Namespace) -> int:
         "group.id": args.group,
         **QUIET_CLIENT,
         "auto.offset.reset": args.from_,
-        **parse_properties(args.consumer_properties, "--consumer-property"),
+        **key_values(args.consumer_properties, "--consumer-property"),
     }
     state = _Run(args)
     config = client_config(args, **settings)
     config["error_cb"] = state.on_error
-    try:
-        consumer = Consumer(config)
-    except KafkaException as exc:
-        raise config_error(exc, "consumer settings") from exc
+    consumer = kafka_clients.consumer(config)
     try:
         start_time = datetime.datetime.now().astimezone()
         state.start_s = state.last_record_s = time.monotonic()

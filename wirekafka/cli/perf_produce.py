@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from wirekafka.cli import kafka_clients
 from wirekafka.cli.client_options import client_config
 from wirekafka.cli.errors import EXIT_OK, CommandError, from_kafka_error
+from wirekafka.cli.key_values import key_values
 from wirekafka.cli.latency_stats import LatencySummary, running_percentiles
 from wirekafka.cli.output import print_json, stdout_console
 from wirekafka.cli.perf_common import (
     BYTES_PER_MB,
     QUIET_CLIENT,
     ProgressLine,
-    config_error,
-    parse_properties,
     per_second,
     progress_console,
 )
@@ -68,7 +68,7 @@ class _Deliveries:
 def run(args: argparse.Namespace) -> int:
     settings = {
         **QUIET_CLIENT,
-        **parse_properties(args.producer_properties, "--producer-property"),
+        **key_values(args.producer_properties, "--producer-property"),
     }
     if args.acks is not None:
         settings["acks"] = args.acks
@@ -77,10 +77,7 @@ def run(args: argparse.Namespace) -> int:
     deliveries = _Deliveries()
     config = client_config(args, **settings)
     config["on_delivery"] = deliveries.on_delivery
-    try:
-        producer = Producer(config)
-    except KafkaException as exc:
-        raise config_error(exc, "producer settings") from exc
+    producer = kafka_clients.producer(config)
     _check_topic(producer, args)
     value = _payload(args.record_size)
 

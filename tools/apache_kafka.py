@@ -20,7 +20,6 @@ its directory, quoted when it fails to start.
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import shutil
 import signal
@@ -28,7 +27,6 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +36,7 @@ from interop_tests.jvm_jars import KAFKA, classpath, java
 from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.messages.metadata import MetadataRequest
+from wirekafka.storage.meta_properties import new_cluster_id
 
 HOST = "127.0.0.1"
 NODE_ID = 1
@@ -71,11 +70,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
-
-
-def cluster_id() -> str:
-    """A cluster id as ``kafka-storage random-uuid`` makes one: 16 bytes, URL-safe base64."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
 def die_with_parent() -> None:
@@ -152,7 +146,7 @@ class ApacheKafka:
         ]  # fmt: skip
         self._output = (directory / "stdout").open("wb")
         formatted = subprocess.run(
-            [*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(config)],
+            [*jvm, "kafka.tools.StorageTool", "format", "-t", new_cluster_id(), "-c", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=self._output,
             stderr=subprocess.STDOUT,

@@ -26,8 +26,13 @@ class MetaProperties:
 
 
 def new_cluster_id() -> str:
-    """A random cluster id in Kafka's form: a UUID in URL-safe base64, unpadded."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random cluster id in Kafka's form: a UUID in URL-safe base64, unpadded,
+    never starting with ``-`` (as Kafka draws again: a command line would read
+    such an id as an option)."""
+    while True:
+        made = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not made.startswith("-"):
+            return made
 
 
 def read_meta_properties(log_dir: Path) -> MetaProperties | None:

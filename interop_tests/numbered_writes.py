@@ -28,8 +28,10 @@ What the acks=1 producer lost is counted in the report, not asserted.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -122,11 +124,11 @@ class Workload:
         self._stop_writing.set()
         for thread in self._writers:
             thread.join(DELIVERY_TIMEOUT_MS / 1000)
-            assert not thread.is_alive(), "a producer did not finish"
+            assert not thread.is_alive(), f"a producer did not finish: {_stack_of(thread)}"
         self._stop_reading.set()
         for thread in self._readers:
             thread.join(60)
-            assert not thread.is_alive(), "the consumer did not finish"
+            assert not thread.is_alive(), f"a consumer did not finish: {_stack_of(thread)}"
 
     def check(self) -> str:
         """Read the whole topic and assert Kafka's promises (the module's docstring);
@@ -338,7 +340,18 @@ class Workload:
 
 
 def _in_background(*tasks: Callable[[], None]) -> list[threading.Thread]:
-    threads = [threading.Thread(target=task, daemon=True) for task in tasks]
+    """Each task in a daemon thread named after it (a thread that hangs is named)."""
+    threads = [
+        threading.Thread(target=task, daemon=True, name=getattr(task, "__name__", repr(task)))
+        for task in tasks
+    ]
     for thread in threads:
         thread.start()
     return threads
+
+
+def _stack_of(thread: threading.Thread) -> str:
+    """Where a thread that did not finish is now: its name and its stack."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    where = "".join(traceback.format_stack(frame)) if frame is not None else "(no frame)"
+    return f"{thread.name}\n{where}"

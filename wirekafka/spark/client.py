@@ -110,7 +110,15 @@ class KafkaMetadata:
             futures = self._admin.list_offsets(
                 {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=left_s
             )
-            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+            offsets = {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+            if any(offset < 0 for offset in offsets.values()):
+                # librdkafka can hand back OFFSET_INVALID (-1001) without an error for a
+                # partition whose leader it lost meanwhile (a broker restarting): ask again
+                unknown = partition_names({p for p, offset in offsets.items() if offset < 0})
+                raise KafkaException(
+                    KafkaError(KafkaError.LEADER_NOT_AVAILABLE, f"no offset for {unknown}")
+                )
+            return offsets
 
         return retried("list offsets", attempt, self._timeout_s)
 

@@ -261,7 +261,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
         with ctx.appends.watching(watched) as appended, trio.move_on_after(remaining):
             await appended.wait()
     await _convert_all(ctx, conversions, version)
-    if body.replica_id < 0:  # Kafka's bytes out count consumers, not followers
+    if total and body.replica_id < 0:  # Kafka's bytes out count consumers, not followers
         _count_bytes_out(ctx, responses)
     return FetchResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses

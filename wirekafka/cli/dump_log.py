@@ -65,7 +65,6 @@ match the log); 2 a PATH that cannot be read or is no segment file.
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import os
@@ -78,6 +77,7 @@ from typing import Any, Protocol
 
 from wirekafka.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from wirekafka.cli.output import add_output_options
+from wirekafka.cli.record_output import text_or_base64
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import NO_SEQUENCE
@@ -435,12 +435,7 @@ def _size(data: bytes | None) -> int:
 
 def _data(data: bytes | None) -> tuple[str | None, str | None]:
     """(text, "utf-8") when ``data`` is UTF-8, else (base64, "base64")."""
-    if data is None:
-        return None, None
-    try:
-        return data.decode(), "utf-8"
-    except UnicodeDecodeError:
-        return base64.b64encode(data).decode(), "base64"
+    return (None, None) if data is None else text_or_base64(data)
 
 
 def _dump_index(

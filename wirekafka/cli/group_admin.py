@@ -33,6 +33,7 @@ from confluent_kafka.admin import (
 
 from wirekafka.cli.client_options import client_config
 from wirekafka.cli.errors import CommandError, from_kafka_error
+from wirekafka.cli.kafka_clients import kafka_error
 
 T = TypeVar("T")
 Partition = tuple[str, int]  # (topic, partition)
@@ -53,13 +54,6 @@ def state_name(state: object) -> str:
     return STATE_NAMES.get(state, "Unknown") if isinstance(state, ConsumerGroupState) else "Unknown"
 
 
-def _kafka_error(exc: KafkaException) -> KafkaError:
-    error = exc.args[0] if exc.args else None
-    if isinstance(error, KafkaError):
-        return error
-    return KafkaError(KafkaError._FAIL, str(exc))
-
-
 class GroupAdmin:
     """One AdminClient for one run of the tool (``--bootstrap-server``,
     ``--command-config``; ``--timeout`` bounds each request)."""
@@ -76,7 +70,7 @@ class GroupAdmin:
         try:
             return future.result()
         except KafkaException as exc:
-            raise self.error(_kafka_error(exc), doing=doing, group=group, topic=topic) from None
+            raise self.error(kafka_error(exc), doing=doing, group=group, topic=topic) from None
 
     def error(
         self, error: KafkaError, *, doing: str, group: str | None = None, topic: str | None = None
@@ -135,7 +129,7 @@ class GroupAdmin:
             try:
                 found[(tp.topic, tp.partition)] = future.result().offset
             except KafkaException as exc:
-                found[(tp.topic, tp.partition)] = _kafka_error(exc)
+                found[(tp.topic, tp.partition)] = kafka_error(exc)
         return found
 
     def partitions_of(self, topic: str) -> list[int]:
@@ -174,7 +168,7 @@ class GroupAdmin:
             try:
                 future.result()
             except KafkaException as exc:
-                outcome[group] = self.error(_kafka_error(exc), doing="delete", group=group)
+                outcome[group] = self.error(kafka_error(exc), doing="delete", group=group)
             else:
                 outcome[group] = None
         return outcome

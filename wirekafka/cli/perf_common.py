@@ -1,5 +1,5 @@
 """What the perf tools share: their progress line (rich), their units and their
-``KEY=VALUE`` client settings.
+clients' log level.
 
 MB are Kafka's perf tools' MB, 1024 * 1024 bytes. The progress line is drawn
 only on a terminal and redrawn at most a few times a second; the caller asks

@@ -39,8 +39,6 @@ from wirekafka.cli.perf_common import (
 BATCH_RECORDS = 1000  # the most records one consume() call returns
 CONSUME_WAIT_S = 0.1  # the longest one consume() call waits
 
-# Errors librdkafka reports to error_cb that mean no broker can be reached
-
 # Kafka's tool's column names, in its order, then the time to the first record
 TEXT_COLUMNS = (
     "start.time",

@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     config = client_config(args, **settings)
     config["on_delivery"] = deliveries.on_delivery
     producer = kafka_clients.producer(config)
-    _check_topic(producer, args)
+    # the topic's metadata tells an unreachable broker or a topic that cannot be
+    # produced to before the run, and has a broker that auto-creates topics create it
+    kafka_clients.existing_topic(producer, args, args.topic, doing="produce to")
     value = _payload(args.record_size)
 
     with ProgressLine(progress_console(args.json)) as progress:
@@ -110,23 +112,6 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_topic(producer: Producer, args: argparse.Namespace) -> None:
-    """Ask for the topic's metadata: it tells an unreachable broker or a topic that cannot
-    be produced to before the run, and asks a broker that auto-creates topics to create it."""
-    try:
-        metadata = producer.list_topics(args.topic, timeout=args.timeout)
-    except KafkaException as exc:
-        raise from_kafka_error(
-            exc.args[0], broker=args.bootstrap_server, topic=args.topic, doing="metadata of"
-        ) from exc
-    topic = metadata.topics.get(args.topic)
-    error = topic.error if topic is not None else None
-    if error is not None and error.code() != KafkaError.LEADER_NOT_AVAILABLE:  # being created
-        raise from_kafka_error(
-            error, broker=args.bootstrap_server, topic=args.topic, doing="produce to"
-        )
-
-
 def _payload(size: int) -> bytes:
     """``size`` random upper-case letters, as Kafka's tool fills its records."""
     return bytes(random.choices(range(ord("A"), ord("Z") + 1), k=size))
@@ -155,7 +140,10 @@ def _produce_all(
             _produce_when_room(producer, topic, value, args)
         except KafkaException as exc:
             raise from_kafka_error(
-                exc.args[0], broker=args.bootstrap_server, topic=topic, doing="produce to"
+                kafka_clients.kafka_error(exc),
+                broker=args.bootstrap_server,
+                topic=topic,
+                doing="produce to",
             ) from exc
         if index % POLL_EVERY == 0:
             poll(0)
@@ -197,7 +185,10 @@ def _produce_when_room(
             continue
         except KafkaException as exc:
             raise from_kafka_error(
-                exc.args[0], broker=args.bootstrap_server, topic=topic, doing="produce to"
+                kafka_clients.kafka_error(exc),
+                broker=args.bootstrap_server,
+                topic=topic,
+                doing="produce to",
             ) from exc
 
 

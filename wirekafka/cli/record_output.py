@@ -31,16 +31,22 @@ def raw_line(key: bytes | None, value: bytes | None, *, print_key: bool, separat
     return shown + b"\n"
 
 
+def text_or_base64(data: bytes) -> tuple[str, str]:
+    """``data`` as ``(its text, "utf-8")`` when it is UTF-8, else ``(its base64, "base64")``."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode("ascii"), "base64"
+
+
 def _bytes_field(name: str, data: bytes | None, into: dict[str, Any]) -> None:
     """``into[name]``: the text of ``data``, or its base64 with ``{name}_encoding``."""
     if data is None:
         into[name] = None
         return
-    try:
-        into[name] = data.decode("utf-8")
-    except UnicodeDecodeError:
-        into[name] = base64.b64encode(data).decode("ascii")
-        into[f"{name}_encoding"] = "base64"
+    into[name], encoding = text_or_base64(data)
+    if encoding == "base64":
+        into[f"{name}_encoding"] = encoding
 
 
 def record_json(

@@ -52,6 +52,7 @@ from wirekafka.protocol.records.record_batch import (
     iter_records,
     read_batch_header,
 )
+from wirekafka.storage.index import OffsetIndex, TimeIndex
 
 _ENTRY_START = struct.Struct(">qi")  # every format: offset, size of the rest
 _ENTRY_SIZE = struct.Struct(">i")
@@ -392,8 +393,8 @@ class IndexEntries:
     problems: list[Problem]
 
 
-OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # relative offset, position
-TIME_INDEX_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+OFFSET_INDEX_ENTRY = OffsetIndex.ENTRY  # relative offset, position
+TIME_INDEX_ENTRY = TimeIndex.ENTRY  # timestamp, relative offset
 
 
 def read_index(data: Buffer, entry: struct.Struct) -> IndexEntries:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -37,3 +38,15 @@ def readme_examples(heading: str, language: str = "sh") -> list[str]:
             section = "".join(lines[start + 1 : end])
             return [body for lang, body in _FENCE.findall(section) if lang == language]
     raise LookupError(f"README.md has no section {heading!r}")
+
+
+def example_commands(example: str, bootstrap: str) -> list[list[str]]:
+    """The commands of an ``sh`` example, split as the shell splits them, with
+    ``localhost:9092`` made ``bootstrap``: a line each (continued by a trailing
+    backslash), blank lines and comments left out."""
+    joined = example.replace("\\\n", " ").replace("localhost:9092", bootstrap)
+    return [
+        shlex.split(line)
+        for line in joined.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import struct
 
 from confluent_kafka import Producer
 
 from interop_tests.kafka_tools import run_tool
-from interop_tests.readme import readme_examples
+from interop_tests.readme import example_commands, readme_examples
 from interop_tests.wirekafka_command import wirekafka_command
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
@@ -69,7 +68,7 @@ def test_the_readme_example(broker, tmp_path, monkeypatch):
     (tmp_path / "wirekafka-data").symlink_to(broker.data_dir)
     monkeypatch.chdir(tmp_path)  # the example names the default data dir, ./wirekafka-data
     [example] = readme_examples("Reading log files: dump-log")
-    args = shlex.split(example.replace("localhost:9092", broker.bootstrap))
+    [args] = example_commands(example, broker.bootstrap)
     assert args[0] == "wirekafka"
 
     result = wirekafka_command(*args[1:])

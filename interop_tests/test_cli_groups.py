@@ -10,7 +10,6 @@ closes, so the group is Empty with committed offsets 4, 3, 3 and a lag of 20.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from interop_tests.broker import Broker
-from interop_tests.readme import readme_examples
+from interop_tests.readme import example_commands, readme_examples
 from interop_tests.wirekafka_command import wirekafka_command
 
 RECORDS = 30
@@ -330,13 +329,10 @@ def test_readme_example(broker, topic_name):
     consume_and_commit(broker.bootstrap, topic, "my-app", COMMITTED)
     [example] = readme_examples("Consumer groups")
     outputs = []
-    for line in example.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        program, *args = shlex.split(line.replace("localhost:9092", broker.bootstrap))
+    for program, *args in example_commands(example, broker.bootstrap):
         assert program == "wirekafka"
         done = wirekafka_command(*args)
-        assert done.returncode == 0, (line, done.stderr)
+        assert done.returncode == 0, (args, done.stderr)
         outputs.append(done.stdout)
     described, dry_run, executed = outputs
     assert "Group my-app: Empty" in described and "total lag 20" in described

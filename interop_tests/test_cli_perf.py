@@ -20,7 +20,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 
 from interop_tests.broker import PYTHONPATH
-from interop_tests.readme import readme_examples
+from interop_tests.readme import example_commands, readme_examples
 from interop_tests.wirekafka_command import wirekafka_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -378,11 +378,7 @@ def test_progress_line_in_a_terminal(broker, topic_name):
 
 def test_readme_example(broker):
     (example,) = readme_examples("Load tests: perf")
-    commands = [
-        shlex.split(line.replace("localhost:9092", broker.bootstrap))
-        for line in example.replace("\\\n", " ").splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
+    commands = example_commands(example, broker.bootstrap)
     assert [argv[:3] for argv in commands] == [
         ["wirekafka", "perf", "produce"],
         ["wirekafka", "perf", "consume"],

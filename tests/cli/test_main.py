@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,14 @@ def test_serve_loads_none_of_the_tools_libraries() -> None:
         check=True,
     ).stdout
     assert loaded.strip() == "[]"
+
+
+def test_a_client_setting_librdkafka_refuses_is_a_usage_error_in_every_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No tool shows a traceback for a bad ``--command-config``: each names the key (exit 2)."""
+    config = tmp_path / "client.properties"
+    config.write_text("no.such.setting=1\n")
+    for command in (["topics", "list"], ["groups", "list"]):
+        assert main([*command, "--command-config", str(config)]) == 2
+        assert '"no.such.setting"' in capsys.readouterr().err

@@ -33,7 +33,7 @@ from confluent_kafka.admin import (
 
 from wirekafka.cli.client_options import client_config
 from wirekafka.cli.errors import CommandError, from_kafka_error
-from wirekafka.cli.kafka_clients import kafka_error
+from wirekafka.cli.kafka_clients import config_error, kafka_error
 
 T = TypeVar("T")
 Partition = tuple[str, int]  # (topic, partition)
@@ -62,7 +62,10 @@ class GroupAdmin:
         self.broker: str = args.bootstrap_server
         self.timeout_s: float = args.timeout
         config = cast(dict[str, str | int | float | bool], client_config(args))
-        self._admin = AdminClient(config)
+        try:
+            self._admin = AdminClient(config)
+        except (KafkaException, ValueError) as exc:  # a setting librdkafka refuses
+            raise config_error(exc) from exc
 
     def _result(
         self, future: Future[T], *, doing: str, group: str | None = None, topic: str | None = None

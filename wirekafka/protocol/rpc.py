@@ -29,13 +29,15 @@ from wirekafka.protocol.primitives import Buffer, Reader, Writer
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A decoded request, and the host of the client that sent it (what Kafka's
-    RequestContext carries as its client address)."""
+    """A decoded request, and who sent it: what Kafka's RequestContext carries (the
+    client's address, the principal it authenticated as, the listener it came in on)."""
 
     header: RequestHeader
     api: Api
     body: Any
     client_host: str = ""  # the peer's address as Kafka shows it, "/127.0.0.1"; "" if unknown
+    principal: str = "User:ANONYMOUS"  # Type:name, as in Kafka's ACLs
+    listener_name: str = ""  # the listener's name (PLAINTEXT, SASL_SSL, or one mapped to those)
 
     @property
     def version(self) -> int:
@@ -88,7 +90,9 @@ def _served_version(api_key: int, api_version: int) -> _Served:
     return found
 
 
-def decode_request(frame: Buffer, client_host: str = "") -> Request:
+def decode_request(
+    frame: Buffer, client_host: str = "", principal: str = "User:ANONYMOUS", listener_name: str = ""
+) -> Request:
     """Decode a request frame that ``client_host`` sent; an unknown api or
     version is a ProtocolError.
 
@@ -104,7 +108,7 @@ def decode_request(frame: Buffer, client_host: str = "") -> Request:
     body, reader.pos = read(reader.buf, reader.pos, reader.end)
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.16
     # sends three stray bytes after some Metadata v12 requests.
-    return Request(header, api, body, client_host)
+    return Request(header, api, body, client_host, principal, listener_name)
 
 
 def encode_request(header: RequestHeader, body: Any) -> bytes:

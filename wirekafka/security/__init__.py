@@ -1,0 +1,1 @@
+"""Sans-IO security: principals, SASL mechanisms, credentials and the ACL authorizer."""

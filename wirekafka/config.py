@@ -12,6 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from wirekafka.listener_security import (
+    ListenerSecurity,
+    inter_broker_listener,
+    is_security_key,
+    listener_security,
+)
 from wirekafka.listeners import Listener, parse_http_listener, parse_listeners
 from wirekafka.storage.config import (
     BROKER_LOG_KEYS,
@@ -72,6 +78,10 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "controlled.shutdown.retry.backoff.ms": "5000",
     # wirekafka's own: where /metrics and /health are served over HTTP (empty: nowhere)
     "metrics.listener": "",
+    # security (the listeners' own keys are wirekafka.listener_security's)
+    "sasl.mechanism.inter.broker.protocol": "PLAIN",
+    "connection.failed.authentication.delay.ms": "100",
+    "sasl.server.max.receive.size": "524288",
 }
 
 # Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
@@ -126,6 +136,11 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int  # attempts at it (Kafka counts them so)
     controlled_shutdown_retry_backoff_ms: int  # the wait between two attempts
     metrics_listener: Listener | None  # http://host:port of /metrics and /health; None: off
+    listener_security: Mapping[str, ListenerSecurity]  # by listener name
+    inter_broker_listener_name: str  # the listener brokers reach each other on
+    sasl_mechanism_inter_broker_protocol: str
+    connection_failed_authentication_delay_ms: int  # a failed login is answered, then closed
+    sasl_server_max_receive_size: int  # the largest SASL token before authentication
     log: LogConfig  # also min.insync.replicas, unclean.leader.election.enable
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -230,7 +245,7 @@ def _queued_max_request_bytes(properties: Mapping[str, str], socket_request_max_
 def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig:
     """Check every key and value; raise ConfigError naming the first bad one."""
     for key in properties:
-        if key not in BROKER_DEFAULTS and key not in BROKER_LOG_KEYS:
+        if key not in BROKER_DEFAULTS and key not in BROKER_LOG_KEYS and not is_security_key(key):
             raise ConfigError(f"unknown config key {key!r}")
     listeners = parse_listeners("listeners", properties.get("listeners", DEFAULT_LISTENERS))
     advertised_text = properties.get("advertised.listeners")
@@ -263,6 +278,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             f"replica.fetch.wait.max.ms={replica_fetch_wait_max_ms} must be at most "
             f"replica.lag.time.max.ms={replica_lag_time_max_ms}, or followers drop out of the ISR"
         )
+    security = listener_security(properties, listeners)
     return BrokerConfig(
         broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
         listeners=listeners,
@@ -323,6 +339,17 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         metrics_listener=parse_http_listener(
             "metrics.listener", properties.get("metrics.listener", "")
         ),
+        listener_security=security,
+        inter_broker_listener_name=inter_broker_listener(
+            properties, security, required=bool(properties.get("zookeeper.connect"))
+        ),
+        sasl_mechanism_inter_broker_protocol=(
+            properties.get("sasl.mechanism.inter.broker.protocol") or "PLAIN"
+        ).upper(),
+        connection_failed_authentication_delay_ms=_int(
+            properties, "connection.failed.authentication.delay.ms", 0, 2**31 - 1
+        ),
+        sasl_server_max_receive_size=_int(properties, "sasl.server.max.receive.size", 1, 2**31 - 1),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

@@ -14,7 +14,7 @@ _LISTENER = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Listener:
-    name: str  # the security protocol too: only PLAINTEXT is served
+    name: str  # upper case; its security protocol: listener.security.protocol.map
     host: str  # empty: every interface
     port: int  # 0: any free port
 
@@ -30,10 +30,8 @@ def parse_listeners(key: str, text: str) -> tuple[Listener, ...]:
             continue
         match = _LISTENER.match(part)
         if match is None:
-            raise ConfigError(f"{key}: {part!r} is not of the form PLAINTEXT://host:port")
+            raise ConfigError(f"{key}: {part!r} is not of the form NAME://host:port")
         name = match["name"].upper()
-        if name != "PLAINTEXT":
-            raise ConfigError(f"{key}: {part!r}: only PLAINTEXT listeners are served")
         port = int(match["port"])
         if port > 65535:
             raise ConfigError(f"{key}: {part!r}: port {port} is out of range")

@@ -257,7 +257,7 @@ class Replicated:
     def __init__(self, brokers):
         self.live = brokers
 
-    def brokers(self):
+    def brokers(self, listener_name=None):
         return self.live
 
     def controller_id(self):

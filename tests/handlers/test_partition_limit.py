@@ -122,7 +122,7 @@ class ThreeBrokers:
     """A ClusterView of three live brokers, partition p on broker p % 3 (as
     ZooKeeper mode's round robin puts them)."""
 
-    def brokers(self) -> list[BrokerEndpoint]:
+    def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
         return [BrokerEndpoint(node, "localhost", 9092 + node) for node in range(3)]
 
     def controller_id(self) -> int:

@@ -26,7 +26,7 @@ class FakeCluster:
     def __init__(self) -> None:
         self.live = [0, 1, 2]
 
-    def brokers(self) -> list[BrokerEndpoint]:
+    def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
         return [BrokerEndpoint(b, "h", 9092 + b) for b in self.live]
 
     def replicas(self, topic: str, partition: int) -> list[int]:

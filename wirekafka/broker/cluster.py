@@ -4,7 +4,7 @@ default), or what ZooKeeper says (:mod:`wirekafka.zk.cluster`)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,8 +35,9 @@ class BrokerEndpoint:
 
 
 class ClusterView(Protocol):
-    def brokers(self) -> list[BrokerEndpoint]:
-        """The live brokers."""
+    def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
+        """The live brokers, as reached on ``listener_name`` (None: the listener brokers
+        reach each other on); a broker without that listener is left out."""
         ...
 
     def controller_id(self) -> int: ...
@@ -84,11 +85,19 @@ class TopicStore(Protocol):
 class LocalCluster:
     """The embedded default: this broker is the cluster and leads everything."""
 
-    def __init__(self, endpoint: BrokerEndpoint) -> None:
+    def __init__(
+        self, endpoint: BrokerEndpoint, listeners: Mapping[str, BrokerEndpoint] | None = None
+    ) -> None:
+        """``listeners``: this broker on each advertised listener (default: ``endpoint``
+        on every listener)."""
         self.endpoint = endpoint
+        self.listeners = listeners
 
-    def brokers(self) -> list[BrokerEndpoint]:
-        return [self.endpoint]
+    def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
+        if listener_name is None or self.listeners is None:
+            return [self.endpoint]
+        found = self.listeners.get(listener_name)
+        return [found] if found is not None else []
 
     def controller_id(self) -> int:
         return self.endpoint.node_id
@@ -110,10 +119,11 @@ class ZkClusterView:
     def __init__(self, cluster: ZkCluster) -> None:
         self.cluster = cluster
 
-    def brokers(self) -> list[BrokerEndpoint]:
+    def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
+        cluster = self.cluster
+        found = cluster.brokers() if listener_name is None else cluster.brokers_on(listener_name)
         return [
-            BrokerEndpoint(node_id, host, port)
-            for node_id, (host, port) in sorted(self.cluster.brokers().items())
+            BrokerEndpoint(node_id, host, port) for node_id, (host, port) in sorted(found.items())
         ]
 
     def controller_id(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from wirekafka.broker.appends import AppendWatch
@@ -66,21 +67,26 @@ class BrokerContext:
 def open_broker_context(
     config: BrokerConfig,
     clock: Clock,
-    endpoint: BrokerEndpoint,
+    endpoints: BrokerEndpoint | Mapping[str, BrokerEndpoint],
     zookeeper: ZkCluster | None = None,
     budget: FdBudget | None = None,
 ) -> BrokerContext:
     """Open the log dirs (recovering them if the last stop was not clean) and
     the topics' metadata (the embedded file, or ZooKeeper), and build the state
-    every handler shares. ``budget`` defaults to the split of this process's
+    every handler shares. ``endpoints``: this broker on each advertised listener, the
+    inter-broker one first (or one endpoint for all). ``budget`` defaults to the split of this process's
     open file limit that the config asks for."""
     if budget is None:
         budget = broker_fd_budget(config)
+    if isinstance(endpoints, BrokerEndpoint):
+        endpoint, listeners = endpoints, None
+    else:
+        endpoint, listeners = next(iter(endpoints.values())), endpoints
     store: TopicStore
     cluster: ClusterView
     if zookeeper is None:
         store = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
-        cluster = LocalCluster(endpoint)
+        cluster = LocalCluster(endpoint, listeners)
     else:
         store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
     restore_offsets_topic_configs(store)  # before its logs open, so they open compacted

@@ -43,7 +43,7 @@ async def handle_describe_cluster(ctx: BrokerContext, request: Request) -> Descr
     response.controller_id = ctx.cluster.controller_id()
     response.brokers = [
         DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=None)
-        for b in ctx.cluster.brokers()
+        for b in ctx.cluster.brokers(request.listener_name or None)
     ]
     response.cluster_authorized_operations = (
         CLUSTER_AUTHORIZED_OPERATIONS

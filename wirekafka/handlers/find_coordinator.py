@@ -16,7 +16,7 @@ FIRST_BATCHED_VERSION = 4
 KEY_TYPE_GROUP = 0
 
 
-async def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
+async def _find(ctx: BrokerContext, key: str, key_type: int, listener_name: str) -> Coordinator:
     if key_type != KEY_TYPE_GROUP:
         return Coordinator(
             key=key, node_id=-1, host="", port=-1,
@@ -36,7 +36,8 @@ async def _find(ctx: BrokerContext, key: str, key_type: int) -> Coordinator:
             key=key, node_id=-1, host="", port=-1, error_code=leader,
             error_message=f"{OFFSETS_TOPIC} could not be created; try again",
         )  # fmt: skip
-    broker = next((b for b in ctx.cluster.brokers() if b.node_id == leader), None)
+    brokers = ctx.cluster.brokers(listener_name or None)
+    broker = next((b for b in brokers if b.node_id == leader), None)
     if broker is None:
         return Coordinator(
             key=key, node_id=-1, host="", port=-1,
@@ -55,9 +56,11 @@ async def handle_find_coordinator(ctx: BrokerContext, request: Request) -> FindC
     if request.version >= FIRST_BATCHED_VERSION:
         return FindCoordinatorResponse(
             throttle_time_ms=0,
-            coordinators=[await _find(ctx, k, key_type) for k in body.coordinator_keys],
+            coordinators=[
+                await _find(ctx, k, key_type, request.listener_name) for k in body.coordinator_keys
+            ],
         )
-    found = await _find(ctx, body.key, key_type)
+    found = await _find(ctx, body.key, key_type, request.listener_name)
     return FindCoordinatorResponse(
         throttle_time_ms=0,
         error_code=found.error_code,

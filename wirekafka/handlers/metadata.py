@@ -168,7 +168,7 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
         throttle_time_ms=0,
         brokers=[
             MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port)
-            for b in ctx.cluster.brokers()
+            for b in ctx.cluster.brokers(request.listener_name or None)
         ],
         cluster_id=ctx.cluster_id,
         controller_id=ctx.cluster.controller_id(),

@@ -65,8 +65,11 @@ class Acceptor:
     and runs each admitted one as ``serve(stream)`` in the nursery it is given."""
 
     def __init__(
-        self, quotas: ConnectionQuotas, serve: Callable[[trio.SocketStream], Awaitable[None]]
+        self,
+        quotas: ConnectionQuotas,
+        serve: Callable[[trio.SocketStream], Awaitable[None]] | None = None,
     ) -> None:
+        """``serve``: runs a connection, unless :meth:`accept_from` is given its own."""
         self.quotas = quotas
         self._serve = serve
         self._closed = trio.Event()  # set, and replaced, each time a connection closes
@@ -76,8 +79,15 @@ class Acceptor:
         self._errors = LogLimiter(REFUSAL_LOG_INTERVAL_S)
 
     async def accept_from(
-        self, listener: trio.abc.Listener[trio.SocketStream], nursery: trio.Nursery
+        self,
+        listener: trio.abc.Listener[trio.SocketStream],
+        nursery: trio.Nursery,
+        serve: Callable[[trio.SocketStream], Awaitable[None]] | None = None,
     ) -> None:
+        """Accept until cancelled; each connection is run with ``serve`` (default: the
+        acceptor's own)."""
+        serve = serve or self._serve
+        assert serve is not None, "a listener's connections need someone to serve them"
         delay = FIRST_RETRY_DELAY_S
         starved_since: float | None = None
         while True:
@@ -107,9 +117,14 @@ class Acceptor:
                     trio.current_time() - starved_since,
                 )
                 starved_since = None
-            await self._admit(stream, nursery)
+            await self._admit(stream, nursery, serve)
 
-    async def _admit(self, stream: trio.SocketStream, nursery: trio.Nursery) -> None:
+    async def _admit(
+        self,
+        stream: trio.SocketStream,
+        nursery: trio.Nursery,
+        serve: Callable[[trio.SocketStream], Awaitable[None]],
+    ) -> None:
         try:
             address = stream.socket.getpeername()
         except OSError:  # gone already
@@ -130,11 +145,16 @@ class Acceptor:
             return
         if self.no_connections.is_set():
             self.no_connections = trio.Event()
-        nursery.start_soon(self._run, stream, peer)
+        nursery.start_soon(self._run, stream, peer, serve)
 
-    async def _run(self, stream: trio.SocketStream, peer: PeerKey) -> None:
+    async def _run(
+        self,
+        stream: trio.SocketStream,
+        peer: PeerKey,
+        serve: Callable[[trio.SocketStream], Awaitable[None]],
+    ) -> None:
         try:
-            await self._serve(stream)
+            await serve(stream)
         finally:
             await trio.aclose_forcefully(stream)  # closed already, unless serve failed early
             self.quotas.dec(peer)

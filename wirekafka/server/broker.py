@@ -22,9 +22,11 @@ new session. What they do that blocks goes to worker threads through
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import trio
 
@@ -37,6 +39,7 @@ from wirekafka.broker.context import (
 from wirekafka.broker.metric_figures import loop_figures
 from wirekafka.config import BrokerConfig
 from wirekafka.listeners import Listener
+from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
@@ -44,11 +47,13 @@ from wirekafka.server.controlled_shutdown import controlled_shutdown
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.server.metrics_http import MetricsServer
 from wirekafka.server.replica_fetcher import ReplicaFetchers
+from wirekafka.server.tls import server_context
 from wirekafka.storage.log import StorageError
 from wirekafka.storage.meta_properties import new_cluster_id, read_meta_properties
 from wirekafka.worker_threads import LOG_DIRS, METADATA, METRICS, blocking, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.registry import BrokerRegistry, join_zookeeper, leave_zookeeper
+from wirekafka.zk.znodes import EndPoint
 
 log = logging.getLogger("wirekafka.server")
 
@@ -72,9 +77,15 @@ class Broker:
         self.metrics_url: str | None = None  # http://host:port/metrics, with metrics.listener
         self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
         self.memory_pool = MemoryPool(config.queued_max_request_bytes)
+        self.tls_contexts: dict[str, ssl.SSLContext] = {}  # by listener name
+        # TLS listeners' ssl.principal.mapping.rules (checked when the config was read)
+        self.principal_mappers: Mapping[str, PrincipalMapper] = {
+            name: PrincipalMapper(security.tls.principal_mapping_rules)
+            for name, security in config.listener_security.items()
+            if security.tls is not None
+        }
         self.acceptor = Acceptor(
-            ConnectionQuotas(self.fd_budget.max_connections, self.fd_budget.max_connections_per_ip),
-            self._serve_connection,
+            ConnectionQuotas(self.fd_budget.max_connections, self.fd_budget.max_connections_per_ip)
         )
 
     # the ConnectionHost side
@@ -100,14 +111,23 @@ class Broker:
                 opened.append((listener, sock))
         return opened
 
-    def _endpoint(self, opened: list[tuple[Listener, trio.SocketListener]]) -> BrokerEndpoint:
+    def _endpoints(
+        self, opened: list[tuple[Listener, trio.SocketListener]]
+    ) -> dict[str, BrokerEndpoint]:
+        """This broker as clients reach it on each advertised listener (ports resolved),
+        the inter-broker listener first."""
         bound = {listener.name: sock.socket.getsockname()[1] for listener, sock in opened}
-        advertised = self.config.advertised_listeners[0]
-        port = advertised.port or bound[advertised.name]
-        host = advertised.host or "localhost"
-        if host in ("0.0.0.0", "::"):
-            host = "localhost"
-        return BrokerEndpoint(self.config.broker_id, host, port)
+        endpoints = {}
+        for advertised in self.config.advertised_listeners:
+            port = advertised.port or bound[advertised.name]
+            host = advertised.host or "localhost"
+            if host in ("0.0.0.0", "::"):
+                host = "localhost"
+            endpoints[advertised.name] = BrokerEndpoint(self.config.broker_id, host, port)
+        first = self.config.inter_broker_listener_name
+        if first in endpoints:
+            endpoints = {first: endpoints.pop(first), **endpoints}
+        return endpoints
 
     async def serve(
         self, *, task_status: trio.TaskStatus[BrokerEndpoint] = trio.TASK_STATUS_IGNORED
@@ -115,15 +135,17 @@ class Broker:
         self.acceptor.quotas.overrides = await run_blocking(
             METADATA, resolve_overrides, self.config.max_connections_per_ip_overrides
         )
+        await self._load_tls_contexts()
         opened = await self._open_listeners()
-        endpoint = self._endpoint(opened)
+        endpoints = self._endpoints(opened)
+        endpoint = next(iter(endpoints.values()))
         registry: BrokerRegistry | None = None
         metrics_sockets: list[trio.SocketListener] = []
         try:
             metrics_sockets = await self._open_metrics_listener()
             config = self.config
             if config.zookeeper_connect:
-                joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoint)
+                joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoints)
                 registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
                 self.zk_cluster = ZkCluster(
@@ -132,6 +154,7 @@ class Broker:
                     trio.lowlevel.current_trio_token(),
                     unclean_leader_election_enable=config.log.unclean_leader_election_enable,
                     auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+                    inter_broker_listener=config.inter_broker_listener_name,
                 )
                 await run_blocking(METADATA, self.zk_cluster.refresh)
                 # a new session has none of the old one's watches: read everything again
@@ -141,7 +164,7 @@ class Broker:
                 open_broker_context,
                 config,
                 self.clock,
-                endpoint,
+                endpoints,
                 self.zk_cluster,
                 self.fd_budget,
             )
@@ -260,7 +283,7 @@ class Broker:
         leave_zookeeper(registry)
 
     @blocking
-    def _join_zookeeper(self, endpoint: BrokerEndpoint) -> tuple[BrokerRegistry, str]:
+    def _join_zookeeper(self, endpoints: dict[str, BrokerEndpoint]) -> tuple[BrokerRegistry, str]:
         config = self.config
         assert config.zookeeper_connect is not None
         local = read_meta_properties(config.log_dirs[0])
@@ -269,8 +292,10 @@ class Broker:
             session_timeout_ms=config.zookeeper_session_timeout_ms,
             connection_timeout_ms=config.zookeeper_connection_timeout_ms,
             broker_id=config.broker_id,
-            host=endpoint.host,
-            port=endpoint.port,
+            endpoints=tuple(
+                EndPoint(name, config.listener_security[name].security_protocol, e.host, e.port)
+                for name, e in endpoints.items()
+            ),
             proposed_cluster_id=config.cluster_id
             or (local.cluster_id if local is not None else new_cluster_id()),
         )
@@ -283,13 +308,27 @@ class Broker:
     ) -> None:
         with scope:
             async with trio.open_nursery() as accepting:
-                for _, sock in opened:
-                    accepting.start_soon(self.acceptor.accept_from, sock, nursery)
+                for listener, sock in opened:
+                    serve = functools.partial(self._serve_connection, listener.name)
+                    accepting.start_soon(self.acceptor.accept_from, sock, nursery, serve)
         for _, sock in opened:
             await sock.aclose()
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        await serve_connection(self, stream)
+    async def _serve_connection(self, listener_name: str, stream: trio.SocketStream) -> None:
+        await serve_connection(
+            self,
+            stream,
+            self.config.listener_security[listener_name],
+            self.tls_contexts.get(listener_name),
+        )
+
+    async def _load_tls_contexts(self) -> None:
+        """Each TLS listener's SSL context, its PEM stores read in a worker thread."""
+        for name, security in self.config.listener_security.items():
+            if security.tls is not None:
+                self.tls_contexts[name] = await run_blocking(
+                    METADATA, server_context, security.tls, name
+                )
 
     async def _maintain(self) -> None:
         """Retention, timed flushes, fsync of rolled segments, delayed deletions,

@@ -24,6 +24,8 @@ import contextlib
 import logging
 import os
 import socket
+import ssl
+from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any, Protocol
 
@@ -32,13 +34,17 @@ import trio
 from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.handlers.api_versions import api_versions_response
 from wirekafka.handlers.registry import HANDLERS
+from wirekafka.listener_security import ListenerSecurity
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder
 from wirekafka.protocol.headers import peek_request_prefix
 from wirekafka.protocol.rpc import decode_request, encode_response_parts
+from wirekafka.security.principal import ANONYMOUS
+from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.server.memory_pool import MemoryPool, Reservation
-from wirekafka.server.sending import ResponseQueue
+from wirekafka.server.sending import ResponseQueue, send_parts
+from wirekafka.server.tls import TlsHandshakeError, TlsTransport
 
 log = logging.getLogger("wirekafka.server")
 
@@ -49,6 +55,8 @@ RECEIVE_BYTES = 256 * 1024  # the most read at once into a reserved frame
 # A reader goes on with whatever the socket holds until it has read this much
 # since it last waited, then lets the writer and other connections run.
 YIELD_AFTER_BYTES = 256 * 1024
+# A client has this long from connecting to finishing its TLS handshake and SASL login
+AUTHENTICATION_TIMEOUT_S = 10.0
 
 
 class Idle(Protocol):
@@ -63,6 +71,7 @@ class ConnectionHost(Protocol):
     context: BrokerContext
     stopping: bool
     memory_pool: MemoryPool
+    principal_mappers: Mapping[str, PrincipalMapper]  # ssl.principal.mapping.rules by listener
 
     def add_idle(self, waiting: Idle) -> None: ...
 
@@ -107,8 +116,19 @@ def _describe(prefix: RequestPrefix | None) -> str:
     return f"{name} v{api_version} (correlation id {correlation_id})"
 
 
+class Session:
+    """Who is on the other end of a connection, and where it came in."""
+
+    __slots__ = ("client_host", "listener_name", "principal")
+
+    def __init__(self, client_host: str, listener_name: str, principal: str = ANONYMOUS) -> None:
+        self.client_host = client_host  # as Kafka shows a client's address: "/127.0.0.1"
+        self.listener_name = listener_name
+        self.principal = principal
+
+
 async def _respond(
-    host: ConnectionHost, frame: bytearray, prefix: RequestPrefix, client_host: str
+    host: ConnectionHost, frame: bytearray, prefix: RequestPrefix, session: Session
 ) -> list[Any] | None:
     api_key, api_version, correlation_id = prefix
     api = api_for(api_key)
@@ -119,7 +139,7 @@ async def _respond(
             body = api_versions_response(ErrorCode.UNSUPPORTED_VERSION)
             return encode_response_parts(ApiKey.API_VERSIONS, 0, correlation_id, body)
         raise ProtocolError(f"version not served (v{api.min_version}-v{api.max_version} are)")
-    request = decode_request(frame, client_host)
+    request = decode_request(frame, session.client_host, session.principal, session.listener_name)
     context = host.context
     started = perf_counter()
     response = await HANDLERS[api_key](context, request)
@@ -159,20 +179,42 @@ async def _wait_for_room(host: ConnectionHost, nbytes: int) -> Reservation | Non
     return None
 
 
-def _read_now(sock: trio.socket.SocketType, size: int) -> bytes | None:
-    """Up to ``size`` bytes the socket holds now; None if it holds none (b"" at its end)."""
-    try:
-        return os.read(sock.fileno(), size)
-    except BlockingIOError:
-        return None
+class PlainTransport:
+    """A connection's bytes as the socket carries them (PLAINTEXT, SASL_PLAINTEXT)."""
+
+    __slots__ = ("_fd", "sock")
+
+    def __init__(self, sock: trio.socket.SocketType) -> None:
+        self.sock = sock
+        self._fd = sock.fileno()
+
+    def read_now(self, size: int) -> bytes | None:
+        """Up to ``size`` bytes the socket holds now; None if it holds none (b"" at its end)."""
+        try:
+            return os.read(self._fd, size)
+        except BlockingIOError:
+            return None
+
+    async def send_parts(self, parts: Sequence[object]) -> None:
+        await send_parts(self.sock, parts)
+
+
+class Transport(Protocol):
+    """Reads and writes of a connection's Kafka bytes: plain, or through TLS."""
+
+    sock: trio.socket.SocketType
+
+    def read_now(self, size: int) -> bytes | None: ...
+
+    async def send_parts(self, parts: Sequence[object]) -> None: ...
 
 
 async def _read_requests(
     host: ConnectionHost,
-    stream: trio.SocketStream,
+    transport: Transport,
     responses: ResponseQueue,
     peer: str,
-    client_host: str,
+    session: Session,
 ) -> None:
     """Handle requests in the order they arrive until the client or the broker stops;
     responses go to ``responses``. The task reads and handles what the socket holds
@@ -180,7 +222,8 @@ async def _read_requests(
     ``YIELD_AFTER_BYTES``: the responses of the requests handled meanwhile leave
     together."""
     config = host.context.config
-    sock = stream.socket
+    sock = transport.sock
+    read_now = transport.read_now
     decoder = FrameDecoder(config.socket_request_max_bytes)
     waiting = ReadWait(sock)
     prefix: RequestPrefix | None = None  # of the request being handled
@@ -198,7 +241,7 @@ async def _read_requests(
                     if reserved is None:
                         return  # the broker is stopping
                 size = receive_size(decoder, reserved is not None)
-                data = _read_now(sock, size)
+                data = read_now(size)
                 if data is None:  # nothing to read: wait for the client
                     waiting.since = trio.current_time()
                     host.add_idle(waiting)
@@ -221,7 +264,7 @@ async def _read_requests(
                 continue
             prefix = None  # a header that cannot be read is not the last request's
             prefix = peek_request_prefix(frame)
-            parts = await _respond(host, frame, prefix, client_host)
+            parts = await _respond(host, frame, prefix, session)
             frame = None
             if reserved is not None:  # it was this request's: reads stop at its frame's end
                 host.memory_pool.release(reserved)
@@ -255,7 +298,47 @@ async def _write_responses(
         connection.cancel()
 
 
-async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> None:
+async def _tls_handshake(
+    host: ConnectionHost, tls: TlsTransport, peer: str, listener: ListenerSecurity
+) -> bool:
+    """The TLS handshake, within ``AUTHENTICATION_TIMEOUT_S``; False (logged) if it failed,
+    took too long, or the broker stopped first."""
+    with trio.CancelScope() as waiting:
+        waiting.deadline = trio.current_time() + AUTHENTICATION_TIMEOUT_S
+        host.add_idle(waiting)
+        try:
+            await tls.handshake()
+            return True
+        except TlsHandshakeError as exc:
+            log.info(
+                "closing connection from %s on %s: TLS handshake failed: %s",
+                peer,
+                listener.listener_name,
+                exc,
+            )
+            return False
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            return False
+        finally:
+            host.remove_idle(waiting)
+    if not host.stopping:
+        log.info(
+            "closing connection from %s on %s: no TLS handshake within %.0f s",
+            peer,
+            listener.listener_name,
+            AUTHENTICATION_TIMEOUT_S,
+        )
+    return False
+
+
+async def serve_connection(
+    host: ConnectionHost,
+    stream: trio.SocketStream,
+    listener: ListenerSecurity | None = None,
+    tls_context: ssl.SSLContext | None = None,
+) -> None:
+    """Serve one client on ``listener`` (None: a PLAINTEXT listener named PLAINTEXT);
+    ``tls_context``: the listener's, for SSL and SASL_SSL."""
     try:
         address = stream.socket.getpeername()
         peer = f"{address[0]}:{address[1]}"
@@ -263,12 +346,23 @@ async def serve_connection(host: ConnectionHost, stream: trio.SocketStream) -> N
     except OSError:
         peer = "an unknown peer"
         client_host = ""
-    responses = ResponseQueue(stream.socket)
+    session = Session(client_host, listener.listener_name if listener else "PLAINTEXT")
+    transport: Transport = PlainTransport(stream.socket)
     try:
+        if tls_context is not None:
+            assert listener is not None and listener.tls is not None
+            tls = TlsTransport(stream.socket, tls_context)
+            if not await _tls_handshake(host, tls, peer, listener):
+                return
+            if listener.sasl is None:
+                mapper = host.principal_mappers[listener.listener_name]
+                session.principal = tls.principal(mapper) or ANONYMOUS
+            transport = tls
+        responses = ResponseQueue(transport.send_parts)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)
             try:
-                await _read_requests(host, stream, responses, peer, client_host)
+                await _read_requests(host, transport, responses, peer, session)
             finally:
                 responses.finish()  # what was answered still goes out
     finally:

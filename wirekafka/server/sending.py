@@ -19,7 +19,7 @@ reading stops being served.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import trio
 
@@ -92,10 +92,12 @@ def _memory_bytes(parts: Sequence[object]) -> int:
 class ResponseQueue:
     """Responses of one connection, written in order by :meth:`run`."""
 
-    __slots__ = ("_bytes", "_closing", "_parts", "_queued", "_room", "_sock", "_work")
+    __slots__ = ("_bytes", "_closing", "_parts", "_queued", "_room", "_send", "_work")
 
-    def __init__(self, sock: trio.socket.SocketType) -> None:
-        self._sock = sock
+    def __init__(self, send: Callable[[Sequence[object]], Awaitable[None]]) -> None:
+        """``send``: writes parts to the connection (:func:`send_parts` on its socket, or
+        through TLS)."""
+        self._send = send
         self._parts: list[object] = []
         self._queued = 0  # responses put and not yet written
         self._bytes = 0  # of those, bytes held in memory
@@ -133,7 +135,7 @@ class ResponseQueue:
                 continue
             parts, self._parts = self._parts, []
             queued, held = self._queued, self._bytes
-            await send_parts(self._sock, parts)
+            await self._send(parts)
             self._queued -= queued
             self._bytes -= held
             self._room.unpark_all()

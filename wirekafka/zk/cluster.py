@@ -128,13 +128,15 @@ class ZkTopic:
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
-    brokers: dict[int, tuple[str, int]]
+    brokers: dict[int, tuple[str, int]]  # on the inter-broker listener
     topics: dict[str, ZkTopic]
     # (topic, partition) -> its state znode and that znode's version
     states: dict[tuple[str, int], tuple[PartitionState, int]]
     controller_id: int
     # every registered broker -> its broker epoch (its registration's creation zxid)
     broker_epochs: dict[int, int] = field(default_factory=dict)
+    # every registered broker -> its listeners' names -> (host, port)
+    listeners: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict)
 
 
 def _flag(configs: dict[str, str], key: str, default: bool) -> bool:
@@ -153,14 +155,17 @@ class ZkCluster:
         unclean_leader_election_enable: bool = False,
         auto_leader_rebalance_enable: bool = True,
         rng: random.Random | None = None,
+        inter_broker_listener: str = "PLAINTEXT",
     ) -> None:
         """``trio_token``: the event loop that owns the cache (the broker's); without
         one (tools, tests) the cache is changed by whoever calls.
         ``unclean_leader_election_enable``, ``auto_leader_rebalance_enable``: the
         broker's settings, used while it is the controller (a topic's own
         ``unclean.leader.election.enable`` wins). ``rng``: where the replica
-        assignment's random start and shift come from (seeded in tests)."""
+        assignment's random start and shift come from (seeded in tests).
+        ``inter_broker_listener``: the listener brokers reach each other on."""
         self.session = session
+        self.inter_broker_listener = inter_broker_listener
         self.broker_id = broker_id
         self.unclean_leader_election_enable = unclean_leader_election_enable
         self.auto_leader_rebalance_enable = auto_leader_rebalance_enable
@@ -265,12 +270,18 @@ class ZkCluster:
         client = self.session.client
         brokers = {}
         broker_epochs = {}
+        listeners = {}
         for child in client.get_children(BrokerIdsZNode.path, watch=self._watch):
             with contextlib.suppress(NoNodeError, ValueError):
                 data, stat = client.get(BrokerIdZNode.path(int(child)))
                 broker_epochs[int(child)] = stat.czxid
                 registration = BrokerIdZNode.decode(data)
-                endpoint = registration.plaintext_endpoint
+                listeners[int(child)] = {
+                    e.listener_name: (e.host, e.port)
+                    for e in registration.endpoints
+                    if e.host is not None
+                }
+                endpoint = registration.endpoint(self.inter_broker_listener)
                 if endpoint is not None and endpoint.host is not None:
                     brokers[int(child)] = (endpoint.host, endpoint.port)
         topics: dict[str, ZkTopic] = {}
@@ -303,7 +314,7 @@ class ZkCluster:
         if data is not None:
             with contextlib.suppress(ZnodeFormatError):
                 controller = ControllerZNode.decode(data)
-        return _Snapshot(brokers, topics, states, controller, broker_epochs)
+        return _Snapshot(brokers, topics, states, controller, broker_epochs, listeners)
 
     @blocking
     def _get_watched(self, path: str) -> bytes | None:
@@ -318,7 +329,16 @@ class ZkCluster:
         return data
 
     def brokers(self) -> dict[int, tuple[str, int]]:
+        """The live brokers on the inter-broker listener."""
         return self._snapshot.brokers
+
+    def brokers_on(self, listener_name: str) -> dict[int, tuple[str, int]]:
+        """The live brokers that have the listener ``listener_name``, on it."""
+        return {
+            node_id: endpoints[listener_name]
+            for node_id, endpoints in self._snapshot.listeners.items()
+            if listener_name in endpoints and node_id in self._snapshot.brokers
+        }
 
     def controller_id(self) -> int:
         return self._snapshot.controller_id
@@ -880,7 +900,7 @@ class ZkCluster:
         except (KazooException, KazooTimeoutError, ZnodeFormatError, ValueError) as exc:
             raise _unavailable("finding the controller", exc) from exc
         try:
-            endpoint = BrokerIdZNode.decode(data).plaintext_endpoint
+            endpoint = BrokerIdZNode.decode(data).endpoint(self.inter_broker_listener)
         except ValueError:
             return None
         if endpoint is None or endpoint.host is None:

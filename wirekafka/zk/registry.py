@@ -26,11 +26,11 @@ _POLL_SECONDS = 0.25
 
 
 class BrokerRegistry:
-    def __init__(self, session: ZkSession, broker_id: int, host: str, port: int) -> None:
+    def __init__(self, session: ZkSession, broker_id: int, endpoints: tuple[EndPoint, ...]) -> None:
+        """``endpoints``: the advertised listeners, the inter-broker one first."""
         self.session = session
         self.broker_id = broker_id
-        self.host = host
-        self.port = port
+        self.endpoints = endpoints
         self.path = BrokerIdZNode.path(broker_id)
 
     @blocking
@@ -51,8 +51,7 @@ class BrokerRegistry:
         return ClusterIdZNode.decode(data)
 
     def _registration(self) -> bytes:
-        endpoint = EndPoint("PLAINTEXT", "PLAINTEXT", self.host, self.port)
-        return BrokerIdZNode.encode(BrokerRegistration(endpoints=(endpoint,)))
+        return BrokerIdZNode.encode(BrokerRegistration(endpoints=self.endpoints))
 
     @blocking
     def register(self) -> None:
@@ -69,7 +68,11 @@ class BrokerRegistry:
         while True:
             try:
                 client.create(self.path, data, ephemeral=True, makepath=True)
-                log.info("registered as %s at %s:%d", self.path, self.host, self.port)
+                log.info(
+                    "registered as %s at %s",
+                    self.path,
+                    ", ".join(e.connection_string for e in self.endpoints),
+                )
                 return
             except NodeExistsError:
                 try:
@@ -103,8 +106,7 @@ def join_zookeeper(
     session_timeout_ms: int,
     connection_timeout_ms: int,
     broker_id: int,
-    host: str,
-    port: int,
+    endpoints: tuple[EndPoint, ...],
     proposed_cluster_id: str,
 ) -> tuple[BrokerRegistry, str]:
     """Connect, create Kafka's persistent paths, and agree on the cluster id.
@@ -117,7 +119,7 @@ def join_zookeeper(
     )
     session.start()
     try:
-        registry = BrokerRegistry(session, broker_id, host, port)
+        registry = BrokerRegistry(session, broker_id, endpoints)
         registry.ensure_paths()
         cluster_id = registry.cluster_id(proposed_cluster_id)
     except BaseException:

@@ -239,6 +239,9 @@ class BrokerRegistration:
     def plaintext_endpoint(self) -> EndPoint | None:
         return next((e for e in self.endpoints if e.security_protocol == "PLAINTEXT"), None)
 
+    def endpoint(self, listener_name: str) -> EndPoint | None:
+        return next((e for e in self.endpoints if e.listener_name == listener_name), None)
+
 
 class BrokerIdZNode:
     """``/brokers/ids/<id>``: a live broker's ephemeral registration.

@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from kafka.protocol import admin, consumer, metadata, producer
+from kafka.protocol import admin, consumer, metadata, producer, sasl
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.schemas import BaseField, load_json
 from kafka.protocol.schemas.fields.codecs import BitField
@@ -61,7 +61,7 @@ NOT_IN_KAFKA_4: dict[int, str] = {
 
 
 def _kafka_python_messages() -> Iterator[type[ApiMessage]]:
-    for package in (admin, consumer, metadata, producer):
+    for package in (admin, consumer, metadata, producer, sasl):
         for name in package.__all__:
             cls = getattr(package, name)
             if isinstance(cls, type) and issubclass(cls, ApiMessage):

@@ -11,8 +11,10 @@ from wirekafka.protocol import rpc
 from wirekafka.protocol.api_table import API_TABLE, ApiKey
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.headers import RequestHeader, request_header_version
+from wirekafka.protocol.messages.alter_user_scram_credentials import ScramCredentialUpsertion
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from wirekafka.protocol.messages.fetch import FetchRequest
+from wirekafka.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 
 SAMPLES_PER_PAIR = 25
 
@@ -78,3 +80,13 @@ def test_tagged_fields_at_their_default_are_not_written():
     assert rpc.encode_response(ApiKey.API_VERSIONS, 3, 1, with_tag).endswith(
         b"\x01\x01\x08" + (5).to_bytes(8, "big")
     )
+
+
+def test_secret_fields_stay_out_of_the_repr():
+    token = SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00hunter2")
+    upsertion = ScramCredentialUpsertion(name="alice", salt=b"salt", salted_password=b"hunter2")
+    assert "hunter2" not in repr(token)
+    assert "hunter2" not in repr(upsertion)
+    assert "alice" in repr(upsertion)
+    frame = rpc.encode_request(RequestHeader(ApiKey.SASL_AUTHENTICATE, 2, 7, "c"), token)
+    assert rpc.decode_request(frame).body == token

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from wirekafka.protocol.messages import (
     alter_configs,
+    alter_user_scram_credentials,
     api_versions,
     controlled_shutdown,
     create_partitions,
@@ -24,6 +25,7 @@ from wirekafka.protocol.messages import (
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    describe_user_scram_credentials,
     fetch,
     find_coordinator,
     heartbeat,
@@ -39,6 +41,8 @@ from wirekafka.protocol.messages import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
 )
 from wirekafka.protocol.schema import VersionRange
@@ -59,6 +63,7 @@ class ApiKey(enum.IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -68,10 +73,13 @@ class ApiKey(enum.IntEnum):
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
 
 
@@ -124,6 +132,7 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.SYNC_GROUP, sync_group, 5, "4+"),
         _api(ApiKey.DESCRIBE_GROUPS, describe_groups, 5, "5+"),
         _api(ApiKey.LIST_GROUPS, list_groups, 4, "3+"),
+        _api(ApiKey.SASL_HANDSHAKE, sasl_handshake, 1, "none"),
         _api(ApiKey.API_VERSIONS, api_versions, 4, "3+"),
         _api(ApiKey.CREATE_TOPICS, create_topics, 7, "5+"),
         _api(ApiKey.DELETE_TOPICS, delete_topics, 6, "4+"),
@@ -133,10 +142,13 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.DESCRIBE_CONFIGS, describe_configs, 4, "4+"),
         _api(ApiKey.ALTER_CONFIGS, alter_configs, 2, "2+"),
         _api(ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs, 4, "2+"),
+        _api(ApiKey.SASL_AUTHENTICATE, sasl_authenticate, 2, "2+"),
         _api(ApiKey.CREATE_PARTITIONS, create_partitions, 3, "2+"),
         _api(ApiKey.DELETE_GROUPS, delete_groups, 2, "2+"),
         _api(ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs, 1, "1+"),
         _api(ApiKey.OFFSET_DELETE, offset_delete, 0, "none"),
+        _api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, describe_user_scram_credentials, 0, "0+"),
+        _api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials, 0, "0+"),
         _api(ApiKey.DESCRIBE_CLUSTER, describe_cluster, 1, "0+"),
     )
 }

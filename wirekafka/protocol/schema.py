@@ -12,6 +12,9 @@ it may be null, its default and, for tagged fields, its tag::
         member_id: str = string("0+")
         group_instance_id: str | None = string("3+", nullable="3+", default=None)
 
+``secret=True`` keeps a field (a SASL token, a salted password) out of the
+message's repr, so no log line or test report shows it.
+
 Version strings follow Kafka's message specs: ``"0+"``, ``"3-7"``, ``"5"`` or
 ``"none"``. :mod:`wirekafka.protocol.codec` turns the declarations into
 encoders and decoders per version.
@@ -136,6 +139,7 @@ def _field(
     tagged: str | None,
     default: Any = dataclasses.MISSING,
     default_factory: Any = dataclasses.MISSING,
+    secret: bool = False,
 ) -> Any:
     if (tag is None) != (tagged is None):
         raise ValueError("a tagged field needs both tag and tagged versions")
@@ -147,7 +151,10 @@ def _field(
         tagged_versions=VersionRange.parse(tagged),
     )
     return dataclasses.field(
-        default=default, default_factory=default_factory, metadata={_WIRE: spec}
+        default=default,
+        default_factory=default_factory,
+        metadata={_WIRE: spec},
+        repr=not secret,
     )
 
 
@@ -159,9 +166,16 @@ def _scalar(wire_type: Primitive, default: Any) -> Callable[..., Any]:
         tag: int | None = None,
         tagged: str | None = None,
         nullable: str | None = None,
+        secret: bool = False,
     ) -> Any:
         return _field(
-            wire_type, versions, nullable=nullable, tag=tag, tagged=tagged, default=default
+            wire_type,
+            versions,
+            nullable=nullable,
+            tag=tag,
+            tagged=tagged,
+            default=default,
+            secret=secret,
         )
 
     declare.__name__ = wire_type.name

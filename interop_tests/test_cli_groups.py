@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, Producer
 
 from interop_tests.broker import Broker
 from interop_tests.readme import example_commands, readme_examples
-from interop_tests.wirekafka_command import wirekafka_command
+from interop_tests.wirekafka_command import Bootstrapped, wirekafka_command
 
 RECORDS = 30
 PARTITIONS = 3
@@ -90,19 +90,19 @@ def read_all(bootstrap: str, topic: str, group: str) -> list[tuple[int, int, int
     return records
 
 
-def groups(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
+def groups(broker: Bootstrapped, *args: str) -> subprocess.CompletedProcess[str]:
     return wirekafka_command(
         "groups", *args, "--bootstrap-server", broker.bootstrap, "--timeout", "20"
     )
 
 
-def groups_json(broker: Broker, *args: str) -> Any:
+def groups_json(broker: Bootstrapped, *args: str) -> Any:
     done = groups(broker, *args, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def describe(broker: Broker, group: str) -> dict[str, Any]:
+def describe(broker: Bootstrapped, group: str) -> dict[str, Any]:
     [report] = groups_json(broker, "describe", group)
     assert report["group_id"] == group
     return report
@@ -312,6 +312,7 @@ def test_delete_removes_the_group_and_a_missing_group_fails_with_its_code(broker
     assert again.returncode == 1
     assert f"group {group!r}" in again.stderr and broker.bootstrap in again.stderr
     assert "GROUP_ID_NOT_FOUND (error code 69)" in again.stderr
+    assert again.stderr.startswith("wirekafka groups delete: ")
     assert groups(broker, "describe", group).returncode == 1
 
 

@@ -33,7 +33,7 @@ def _perf_json(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def _records_in(bootstrap: str, topic: str) -> int:
+def records_in(bootstrap: str, topic: str) -> int:
     """The records in the topic, from its partitions' offsets as a consumer reads them."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "perf-test-watermarks"})
     try:
@@ -62,7 +62,7 @@ def test_produce_then_consume_report_every_record(broker, topic_name):
     )
     assert produced["records_sent"] == 3000
     assert produced["records_failed"] == 0 and produced["errors"] == []
-    assert _records_in(broker.bootstrap, topic) == 3000
+    assert records_in(broker.bootstrap, topic) == 3000
     assert produced["records_per_s"] > 0
     assert produced["mb_per_s"] == round(produced["records_per_s"] * 100 / MB, 6)
     latencies = [produced[f"latency_{name}_ms"] for name in ("p50", "p95", "p99", "p99_9", "max")]
@@ -105,7 +105,7 @@ def test_acks_compression_and_producer_properties(broker, topic_name):
             "client.id=perf-test",
         )
         assert produced["records_sent"] == 500, (acks, compression)
-        assert _records_in(broker.bootstrap, topic) == 500
+        assert records_in(broker.bootstrap, topic) == 500
 
 
 def test_throughput_limits_the_rate(broker, topic_name):

@@ -19,7 +19,7 @@ from interop_tests.broker import PYTHONPATH, Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.readme import readme_examples
 from interop_tests.sh_example import run_sh_example
-from interop_tests.wirekafka_command import wirekafka_command
+from interop_tests.wirekafka_command import Bootstrapped, wirekafka_command
 
 IDLE_S = "5"  # --idle-timeout of consumes that must see every record before they end
 QUIET_S = "1.5"  # --idle-timeout of consumes that must see nothing
@@ -27,7 +27,7 @@ UNREACHABLE_TIMEOUT_S = 2.0
 
 
 def command(
-    broker: Broker, *args: str, input: str | None = None
+    broker: Bootstrapped, *args: str, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     return wirekafka_command(*args, "--bootstrap-server", broker.bootstrap, input=input)
 
@@ -37,12 +37,12 @@ def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[
     return result
 
 
-def create(broker: Broker, topic: str, partitions: int = 1, *configs: str) -> None:
+def create(broker: Bootstrapped, topic: str, partitions: int = 1, *configs: str) -> None:
     config_args = [arg for config in configs for arg in ("--config", config)]
     ok(command(broker, "topics", "create", topic, "--partitions", str(partitions), *config_args))
 
 
-def produce(broker: Broker, topic: str, lines: list[str], *args: str) -> dict[str, Any]:
+def produce(broker: Bootstrapped, topic: str, lines: list[str], *args: str) -> dict[str, Any]:
     """Send ``lines``; the --json summary."""
     text = "".join(f"{line}\n" for line in lines)
     result = ok(command(broker, "produce", "--topic", topic, "--json", *args, input=text))
@@ -50,7 +50,7 @@ def produce(broker: Broker, topic: str, lines: list[str], *args: str) -> dict[st
     return summary
 
 
-def consume_json(broker: Broker, topic: str, *args: str) -> list[dict[str, Any]]:
+def consume_json(broker: Bootstrapped, topic: str, *args: str) -> list[dict[str, Any]]:
     result = ok(command(broker, "consume", "--topic", topic, "--format", "json", *args))
     return [json.loads(line) for line in result.stdout.splitlines()]
 

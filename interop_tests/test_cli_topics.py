@@ -12,12 +12,12 @@ from typing import Any
 from interop_tests.broker import Broker
 from interop_tests.readme import readme_examples
 from interop_tests.sh_example import run_sh_example
-from interop_tests.wirekafka_command import wirekafka_command
+from interop_tests.wirekafka_command import Bootstrapped, wirekafka_command
 
 UNREACHABLE_TIMEOUT_S = 2.0
 
 
-def topics(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
+def topics(broker: Bootstrapped, *args: str) -> subprocess.CompletedProcess[str]:
     return wirekafka_command("topics", *args, "--bootstrap-server", broker.bootstrap)
 
 
@@ -26,12 +26,12 @@ def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[
     return result
 
 
-def listed(broker: Broker, *args: str) -> dict[str, dict[str, Any]]:
+def listed(broker: Bootstrapped, *args: str) -> dict[str, dict[str, Any]]:
     rows = json.loads(ok(topics(broker, "list", "--json", *args)).stdout)
     return {row["name"]: row for row in rows}
 
 
-def described(broker: Broker, *names: str) -> dict[str, dict[str, Any]]:
+def described(broker: Bootstrapped, *names: str) -> dict[str, dict[str, Any]]:
     views = json.loads(ok(topics(broker, "describe", "--json", *names)).stdout)
     return {view["name"]: view for view in views}
 

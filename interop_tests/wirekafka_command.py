@@ -9,10 +9,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Protocol
 
 from interop_tests.broker import PYTHONPATH
 
 COMMAND_TIMEOUT_S = 120.0
+
+
+class Bootstrapped(Protocol):
+    """What the command is pointed at: a wirekafka broker subprocess or Apache Kafka."""
+
+    @property
+    def bootstrap(self) -> str: ...
 
 
 def wirekafka_command(

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from wirekafka import __version__
-from wirekafka.cli.errors import CommandError
+from wirekafka.cli.errors import CommandError, command_name
 
 # name, module, one line for ``wirekafka --help``
 COMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -61,8 +61,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except CommandError as exc:
-        # a group command's parser keeps its subcommand as ``<command>_command``
-        action = getattr(args, f"{args.command.replace('-', '_')}_command", None)
-        name = f"{args.command} {action}" if action else args.command
-        print(f"wirekafka {name}: {exc}", file=sys.stderr)
+        print(f"wirekafka {command_name(args)}: {exc}", file=sys.stderr)
         return exc.exit_code

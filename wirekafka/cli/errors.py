@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # confluent-kafka is loaded by the tools, not by ``serve``
+    import argparse
+
     from confluent_kafka import KafkaError
 
 EXIT_OK = 0
@@ -28,6 +30,13 @@ class CommandError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command as a message names it: ``groups delete``, ``produce``."""
+    # a group command's parser keeps its subcommand as ``<command>_command``
+    action = getattr(args, f"{args.command.replace('-', '_')}_command", None)
+    return f"{args.command} {action}" if action else str(args.command)
 
 
 def from_kafka_error(

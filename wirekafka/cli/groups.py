@@ -35,7 +35,7 @@ from confluent_kafka.admin import ConsumerGroupDescription, OffsetSpec
 from rich.markup import escape
 
 from wirekafka.cli.client_options import add_client_options
-from wirekafka.cli.errors import EXIT_OK, EXIT_USAGE, CommandError
+from wirekafka.cli.errors import EXIT_OK, EXIT_USAGE, CommandError, command_name
 from wirekafka.cli.group_admin import STATE_NAMES, GroupAdmin, Partition, state_name
 from wirekafka.cli.offset_reset import (
     PartitionOffsets,
@@ -457,6 +457,6 @@ def run_delete(args: argparse.Namespace) -> int:
         if failure is None:
             print(f"Deleted consumer group {group!r}.")
         else:
-            print(f"wirekafka {args.command}: {failure}", file=sys.stderr)
+            print(f"wirekafka {command_name(args)}: {failure}", file=sys.stderr)
             exit_code = max(exit_code, failure.exit_code)
     return exit_code

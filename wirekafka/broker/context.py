@@ -19,6 +19,7 @@ from wirekafka.broker.metrics import BrokerMetrics
 from wirekafka.broker.offsets_log import OffsetsLog
 from wirekafka.broker.producers import ProducerIds
 from wirekafka.broker.replication import ReplicaManager
+from wirekafka.broker.scram_users import ScramUsers
 from wirekafka.broker.topics import (
     TopicManager,
     adopted_topic,
@@ -33,6 +34,7 @@ from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMet
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
+from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.worker_threads import blocking
 from wirekafka.zk.cluster import ZkCluster
 
@@ -61,6 +63,7 @@ class BrokerContext:
     appends: AppendWatch = field(default_factory=AppendWatch)
     replicas: ReplicaManager | None = None  # set with zookeeper.connect: partitions replicate
     metrics: BrokerMetrics = field(default_factory=BrokerMetrics)  # counters for /metrics
+    scram_users: ScramUsers | None = None  # SCRAM credentials (the embedded default's file)
 
 
 @blocking
@@ -150,6 +153,7 @@ def open_broker_context(
         zookeeper=zookeeper,
         appends=appends,
         replicas=replicas,
+        scram_users=ScramUsers(SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)),
     )
 
 

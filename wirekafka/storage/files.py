@@ -8,6 +8,7 @@ being replaced carry ``.cleaned`` or ``.swap``, files awaiting removal
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -70,9 +71,9 @@ def fsync_dir(directory: Path) -> None:
 
 
 @blocking
-def write_synced(path: Path, chunks: Iterable[bytes]) -> None:
-    """Create (or replace) ``path`` holding ``chunks``, and fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def write_synced(path: Path, chunks: Iterable[bytes], mode: int = 0o644) -> None:
+    """Create (or replace) ``path`` holding ``chunks``, and fsync it; a new file gets ``mode``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         for chunk in chunks:
             view = memoryview(chunk)
@@ -84,14 +85,16 @@ def write_synced(path: Path, chunks: Iterable[bytes]) -> None:
 
 
 @blocking
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Write ``path`` so that after a crash it holds either the old or the new bytes.
 
     The bytes go to ``path.tmp``, are fsynced, and the temp file is renamed
     over ``path``; the directory is fsynced so the rename survives power loss.
     """
     temp = path.with_name(path.name + TEMP_SUFFIX)
-    write_synced(temp, [data])
+    with contextlib.suppress(FileNotFoundError):
+        temp.unlink()  # left by a crash, perhaps with another mode
+    write_synced(temp, [data], mode)
     os.replace(temp, path)
     fsync_dir(path.parent)
 

@@ -50,6 +50,7 @@ from wirekafka.protocol.rpc import (
     encode_request,
     encode_response_parts,
 )
+from wirekafka.security.principal import ANONYMOUS
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.spans import FileSpan
 
@@ -167,10 +168,13 @@ class TestBroker:
         header = RequestHeader(api_key, version, next(self._correlation), "tests")
         return encode_request(header, body)
 
-    async def acall(self, api_key: ApiKey, version: int, body: Any) -> Any:
-        """The decoded response body, or None when the handler sends none (acks=0)."""
+    async def acall(
+        self, api_key: ApiKey, version: int, body: Any, principal: str = ANONYMOUS
+    ) -> Any:
+        """The decoded response body, or None when the handler sends none (acks=0);
+        the request comes from ``principal``."""
         frame = self.encode(api_key, version, body)
-        request = decode_request(bytearray(frame), self.client_host)
+        request = decode_request(bytearray(frame), self.client_host, principal)
         assert request.version == version
         assert request.api.key == api_key
         response = await HANDLERS[api_key](self.ctx, request)
@@ -187,8 +191,8 @@ class TestBroker:
         frame = self.encode(api_key, version, body)
         return await HANDLERS[api_key](self.ctx, decode_request(bytearray(frame), self.client_host))
 
-    def call(self, api_key: ApiKey, version: int, body: Any) -> Any:
-        return run(self.acall, api_key, version, body)
+    def call(self, api_key: ApiKey, version: int, body: Any, principal: str = ANONYMOUS) -> Any:
+        return run(self.acall, api_key, version, body, principal)
 
     def raw(self, api_key: ApiKey, version: int, body: Any) -> Any:
         return run(self.araw, api_key, version, body)

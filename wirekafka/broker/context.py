@@ -30,6 +30,7 @@ from wirekafka.config import BrokerConfig
 from wirekafka.fd_budget import FdBudget, current_fd_limit, fd_budget
 from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
 from wirekafka.groups.offset_store import OffsetStore
+from wirekafka.security.authorizer import AclAuthorizer
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
@@ -64,6 +65,7 @@ class BrokerContext:
     replicas: ReplicaManager | None = None  # set with zookeeper.connect: partitions replicate
     metrics: BrokerMetrics = field(default_factory=BrokerMetrics)  # counters for /metrics
     scram_users: ScramUsers | None = None  # SCRAM credentials (the embedded default's file)
+    authorizer: AclAuthorizer | None = None  # set with authorizer.class.name: requests are checked
 
 
 @blocking

@@ -9,11 +9,14 @@ from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.alter_configs import handle_alter_configs
 from wirekafka.handlers.api_versions import handle_api_versions
 from wirekafka.handlers.controlled_shutdown import handle_controlled_shutdown
+from wirekafka.handlers.create_acls import handle_create_acls
 from wirekafka.handlers.create_partitions import handle_create_partitions
 from wirekafka.handlers.create_topics import handle_create_topics
+from wirekafka.handlers.delete_acls import handle_delete_acls
 from wirekafka.handlers.delete_groups import handle_delete_groups
 from wirekafka.handlers.delete_records import handle_delete_records
 from wirekafka.handlers.delete_topics import handle_delete_topics
+from wirekafka.handlers.describe_acls import handle_describe_acls
 from wirekafka.handlers.describe_cluster import handle_describe_cluster
 from wirekafka.handlers.describe_configs import handle_describe_configs
 from wirekafka.handlers.describe_groups import handle_describe_groups
@@ -61,6 +64,9 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_RECORDS: handle_delete_records,
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
+    ApiKey.DESCRIBE_ACLS: handle_describe_acls,
+    ApiKey.CREATE_ACLS: handle_create_acls,
+    ApiKey.DELETE_ACLS: handle_delete_acls,
     ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
     ApiKey.ALTER_CONFIGS: handle_alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: handle_describe_log_dirs,

@@ -16,11 +16,14 @@ from wirekafka.protocol.messages import (
     alter_user_scram_credentials,
     api_versions,
     controlled_shutdown,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -70,6 +73,9 @@ class ApiKey(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -139,6 +145,9 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.DELETE_RECORDS, delete_records, 2, "2+"),
         _api(ApiKey.INIT_PRODUCER_ID, init_producer_id, 4, "2+"),
         _api(ApiKey.OFFSET_FOR_LEADER_EPOCH, offset_for_leader_epoch, 4, "4+"),
+        _api(ApiKey.DESCRIBE_ACLS, describe_acls, 3, "2+"),
+        _api(ApiKey.CREATE_ACLS, create_acls, 3, "2+"),
+        _api(ApiKey.DELETE_ACLS, delete_acls, 3, "2+"),
         _api(ApiKey.DESCRIBE_CONFIGS, describe_configs, 4, "4+"),
         _api(ApiKey.ALTER_CONFIGS, alter_configs, 2, "2+"),
         _api(ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs, 4, "2+"),

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from wirekafka.listeners import Listener
+from wirekafka.security.jaas import parse_jaas_config, plain_users
 from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.storage.config import ConfigError
 
@@ -93,6 +94,7 @@ class TlsSettings:
 class SaslSettings:
     enabled_mechanisms: tuple[str, ...]
     jaas_configs: Mapping[str, str]  # mechanism -> its JAAS entry, as given
+    plain_users: Mapping[str, str]  # PLAIN's users and passwords (user_<name>="<password>")
 
     def __repr__(self) -> str:
         return f"SaslSettings(enabled_mechanisms={self.enabled_mechanisms!r})"
@@ -248,7 +250,13 @@ def _sasl_settings(keys: _ListenerKeys) -> SaslSettings:
         )
     if not mechanisms:
         raise ConfigError(f"{keys.name('sasl.enabled.mechanisms')}: names no mechanism")
-    return SaslSettings(enabled_mechanisms=mechanisms, jaas_configs=jaas)
+    users: dict[str, str] = {}
+    if "PLAIN" in jaas:
+        try:
+            users = plain_users(parse_jaas_config(jaas["PLAIN"]))
+        except ValueError as exc:  # names no password: the parser quotes no value
+            raise ConfigError(f"{keys.prefix}plain.sasl.jaas.config: {exc}") from None
+    return SaslSettings(enabled_mechanisms=mechanisms, jaas_configs=jaas, plain_users=users)
 
 
 def _reauth_ms(keys: _ListenerKeys) -> int:

@@ -36,6 +36,7 @@ from wirekafka.handlers.offset_delete import handle_offset_delete
 from wirekafka.handlers.offset_fetch import handle_offset_fetch
 from wirekafka.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
 from wirekafka.handlers.produce import handle_produce
+from wirekafka.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
 from wirekafka.handlers.sync_group import handle_sync_group
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.rpc import Request
@@ -75,4 +76,6 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
     ApiKey.OFFSET_DELETE: handle_offset_delete,
     ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
+    ApiKey.SASL_HANDSHAKE: handle_sasl_handshake,
+    ApiKey.SASL_AUTHENTICATE: handle_sasl_authenticate,
 }

@@ -37,11 +37,12 @@ from wirekafka.handlers.registry import HANDLERS
 from wirekafka.listener_security import ListenerSecurity
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
-from wirekafka.protocol.framing import FrameDecoder
+from wirekafka.protocol.framing import FrameDecoder, frame_prefix
 from wirekafka.protocol.headers import peek_request_prefix
-from wirekafka.protocol.rpc import decode_request, encode_response_parts
+from wirekafka.protocol.rpc import Request, decode_request, encode_response_parts
 from wirekafka.security.principal import ANONYMOUS
 from wirekafka.security.ssl_principal import PrincipalMapper
+from wirekafka.server.authentication import SASL_APIS, AuthenticationFailed, SaslAuthenticator
 from wirekafka.server.memory_pool import MemoryPool, Reservation
 from wirekafka.server.sending import ResponseQueue, send_parts
 from wirekafka.server.tls import TlsHandshakeError, TlsTransport
@@ -119,18 +120,36 @@ def _describe(prefix: RequestPrefix | None) -> str:
 class Session:
     """Who is on the other end of a connection, and where it came in."""
 
-    __slots__ = ("client_host", "listener_name", "principal")
+    __slots__ = ("authenticator", "client_host", "listener_name", "principal")
 
     def __init__(self, client_host: str, listener_name: str, principal: str = ANONYMOUS) -> None:
         self.client_host = client_host  # as Kafka shows a client's address: "/127.0.0.1"
         self.listener_name = listener_name
         self.principal = principal
+        self.authenticator: SaslAuthenticator | None = None  # on a SASL listener
+
+
+def _sasl_response(authenticator: SaslAuthenticator, request: Request) -> Any:
+    """Answer SaslHandshake or SaslAuthenticate; AuthenticationFailed ends the connection."""
+    if request.header.api_key == ApiKey.SASL_HANDSHAKE:
+        return authenticator.handshake(request)
+    return authenticator.authenticate(request)
 
 
 async def _respond(
     host: ConnectionHost, frame: bytearray, prefix: RequestPrefix, session: Session
 ) -> list[Any] | None:
     api_key, api_version, correlation_id = prefix
+    authenticator = session.authenticator
+    if authenticator is not None:
+        if api_key in SASL_APIS:  # re-authentication (KIP-368)
+            request = decode_request(frame, session.client_host, session.principal)
+            response = _sasl_response(authenticator, request)
+            return encode_response_parts(api_key, api_version, correlation_id, response)
+        if authenticator.expired() or authenticator.exchanging:
+            raise CloseConnection(
+                "its SASL session ended (connections.max.reauth.ms) without re-authentication"
+            )
     api = api_for(api_key)
     if api is None:
         raise ProtocolError("unknown api key")
@@ -215,6 +234,7 @@ async def _read_requests(
     responses: ResponseQueue,
     peer: str,
     session: Session,
+    decoder: FrameDecoder,
 ) -> None:
     """Handle requests in the order they arrive until the client or the broker stops;
     responses go to ``responses``. The task reads and handles what the socket holds
@@ -224,7 +244,6 @@ async def _read_requests(
     config = host.context.config
     sock = transport.sock
     read_now = transport.read_now
-    decoder = FrameDecoder(config.socket_request_max_bytes)
     waiting = ReadWait(sock)
     prefix: RequestPrefix | None = None  # of the request being handled
     reserved: Reservation | None = None  # for the frame being received or handled
@@ -273,6 +292,8 @@ async def _read_requests(
                 if responses.full:
                     await responses.wait_for_room()
                 responses.put(parts)
+    except AuthenticationFailed as exc:
+        await _refuse(host, responses, prefix, exc, peer)
     except (ProtocolError, CloseConnection) as exc:
         log.warning("closing connection from %s: %s: %s", peer, _describe(prefix), exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -331,6 +352,139 @@ async def _tls_handshake(
     return False
 
 
+async def _next_frame(transport: Transport, decoder: FrameDecoder) -> bytearray | None:
+    """The next whole frame (at most ``UNRESERVED_BYTES``); None when the client leaves."""
+    while (frame := decoder.next_frame()) is None:
+        data = transport.read_now(UNRESERVED_BYTES - decoder.buffered_bytes)
+        if data is None:
+            await trio.lowlevel.wait_readable(transport.sock)
+        elif not data:
+            return None
+        else:
+            decoder.receive_data(data)
+    return frame
+
+
+async def _refuse(
+    host: ConnectionHost,
+    responses: ResponseQueue,
+    prefix: RequestPrefix | None,
+    failed: AuthenticationFailed,
+    peer: str,
+) -> None:
+    """A failed login: its answer goes out after ``connection.failed.authentication.delay.ms``
+    (a client guessing passwords gets no faster answers), then the connection closes."""
+    log.info("closing connection from %s: authentication failed: %s", peer, failed.reason)
+    await trio.sleep(host.context.config.connection_failed_authentication_delay_ms / 1000)
+    if failed.response is not None and prefix is not None:
+        api_key, api_version, correlation_id = prefix
+        responses.put(encode_response_parts(api_key, api_version, correlation_id, failed.response))
+
+
+async def _exchange(
+    host: ConnectionHost,
+    transport: Transport,
+    responses: ResponseQueue,
+    decoder: FrameDecoder,
+    session: Session,
+    authenticator: SaslAuthenticator,
+    peer: str,
+) -> bool:
+    """Frames until the client is authenticated (True): ApiVersions, SaslHandshake, then
+    tokens. False after a failed login, answered; ProtocolError or CloseConnection for a
+    client that breaks the exchange."""
+    prefix: RequestPrefix | None = None
+    while authenticator.principal is None:
+        frame = await _next_frame(transport, decoder)
+        if frame is None:
+            raise CloseConnection("it left before authenticating")
+        if authenticator.raw_tokens:  # after SaslHandshake v0: bare tokens, bare answers
+            try:
+                token = authenticator.raw_token(bytes(frame))
+            except AuthenticationFailed as exc:
+                await _refuse(host, responses, None, exc, peer)
+                return False
+            responses.put([frame_prefix(len(token)), token])
+            continue
+        prefix = peek_request_prefix(frame)
+        api_key = prefix[0]
+        if api_key == ApiKey.API_VERSIONS:
+            parts = await _respond(host, frame, prefix, session)
+        elif api_key in SASL_APIS:
+            request = decode_request(frame, session.client_host)
+            try:
+                response = _sasl_response(authenticator, request)
+            except AuthenticationFailed as exc:
+                await _refuse(host, responses, prefix, exc, peer)
+                return False
+            parts = encode_response_parts(prefix[0], prefix[1], prefix[2], response)
+        else:
+            raise CloseConnection(
+                f"{_describe(prefix)} before SASL authentication (only ApiVersions, "
+                "SaslHandshake and SaslAuthenticate are served before it)"
+            )
+        if parts is not None:
+            responses.put(parts)
+    return True
+
+
+async def _authenticate(
+    host: ConnectionHost,
+    transport: Transport,
+    responses: ResponseQueue,
+    decoder: FrameDecoder,
+    session: Session,
+    listener: ListenerSecurity,
+    peer: str,
+) -> bool:
+    """The SASL exchange of a new connection, within ``AUTHENTICATION_TIMEOUT_S`` and with
+    frames of at most ``sasl.server.max.receive.size`` (and ``UNRESERVED_BYTES``); True
+    once the client is authenticated (``session.principal`` is set)."""
+    assert listener.sasl is not None
+    context = host.context
+    scram_users = context.scram_users
+    authenticator = SaslAuthenticator(
+        listener,
+        listener.sasl.plain_users,
+        scram_users.lookup if scram_users is not None else _no_scram_users,
+        trio.current_time,
+    )
+    session.authenticator = authenticator
+    limit = decoder.max_frame_bytes
+    decoder.max_frame_bytes = min(context.config.sasl_server_max_receive_size, UNRESERVED_BYTES)
+    with trio.CancelScope() as waiting:
+        waiting.deadline = trio.current_time() + AUTHENTICATION_TIMEOUT_S
+        host.add_idle(waiting)
+        try:
+            if not await _exchange(
+                host, transport, responses, decoder, session, authenticator, peer
+            ):
+                return False
+        except (ProtocolError, CloseConnection) as exc:
+            log.info("closing connection from %s on %s: %s", peer, listener.listener_name, exc)
+            return False
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            return False
+        finally:
+            host.remove_idle(waiting)
+        assert authenticator.principal is not None
+        session.principal = authenticator.principal
+        decoder.max_frame_bytes = limit
+        return True
+    if not host.stopping:
+        log.info(
+            "closing connection from %s on %s: not authenticated within %.0f s",
+            peer,
+            listener.listener_name,
+            AUTHENTICATION_TIMEOUT_S,
+        )
+    return False
+
+
+def _no_scram_users(mechanism: str, user: str) -> None:
+    return None
+
+
 async def serve_connection(
     host: ConnectionHost,
     stream: trio.SocketStream,
@@ -359,10 +513,16 @@ async def serve_connection(
                 session.principal = tls.principal(mapper) or ANONYMOUS
             transport = tls
         responses = ResponseQueue(transport.send_parts)
+        decoder = FrameDecoder(host.context.config.socket_request_max_bytes)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)
             try:
-                await _read_requests(host, transport, responses, peer, session)
+                sasl = listener if listener is not None and listener.sasl is not None else None
+                if sasl is not None and not await _authenticate(
+                    host, transport, responses, decoder, session, sasl, peer
+                ):
+                    return
+                await _read_requests(host, transport, responses, peer, session, decoder)
             finally:
                 responses.finish()  # what was answered still goes out
     finally:

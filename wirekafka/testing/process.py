@@ -30,7 +30,8 @@ from typing import IO, ClassVar, Self
 
 import wirekafka
 
-LISTENING = re.compile(r"listening on PLAINTEXT://(?P<host>[^:\s]+):(?P<port>\d+)")
+LISTENING = re.compile(r"listening on (?P<urls>\S+://[^:\s]+:\d+(?:, \S+://[^:\s]+:\d+)*)")
+LISTENER_URL = re.compile(r"(?P<name>[^:\s,]+)://(?P<host>[^:\s]+):(?P<port>\d+)")
 METRICS = re.compile(r"metrics on (?P<url>http://\S+?/metrics)")
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
@@ -81,7 +82,8 @@ class BrokerProcess:
         self.log_dir = log_dir if log_dir is not None else data_dir.parent
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.host: str | None = None
-        self.port: int | None = None
+        self.port: int | None = None  # of the first listener
+        self.listener_ports: dict[str, int] = {}  # every listener's, by name
         self.process: subprocess.Popen[bytes] | None = None
         self.metrics_url: str | None = None  # with metrics.listener: http://host:port/metrics
         self.starts = 0
@@ -96,6 +98,11 @@ class BrokerProcess:
         """``host:port``, for a client's ``bootstrap.servers``."""
         host, port = self.address
         return f"{host}:{port}"
+
+    def listener_bootstrap(self, listener_name: str) -> str:
+        """``host:port`` of the listener ``listener_name`` (``SASL_SSL``)."""
+        host, _ = self.address
+        return f"{host}:{self.listener_ports[listener_name]}"
 
     @property
     def address(self) -> tuple[str, int]:
@@ -164,13 +171,17 @@ class BrokerProcess:
                     f"the broker printed no listening line within {START_TIMEOUT_S} s\n"
                     f"command: {self.command()}\n{self.output()}"
                 )
-        host, port = found["host"], int(found["port"])
+        urls = [m.groupdict() for m in LISTENER_URL.finditer(found["urls"])]
+        host, port = urls[0]["host"], int(urls[0]["port"])
         self.metrics_url = found.get("url")
         if self.port is not None and port != self.port:
             raise BrokerError(f"restarted on port {port}, expected {self.port}")
         self.host, self.port = host, port
-        # A restart listens on the same port, so clients can reconnect.
-        self.overrides["listeners"] = f"PLAINTEXT://{host}:{port}"
+        self.listener_ports = {url["name"]: int(url["port"]) for url in urls}
+        # A restart listens on the same ports, so clients can reconnect.
+        self.overrides["listeners"] = ",".join(
+            f"{url['name']}://{url['host']}:{url['port']}" for url in urls
+        )
         return self
 
     def _limit_fds(self) -> None:

@@ -1,0 +1,373 @@
+"""TLS and SASL against stock clients: every client logs in with each mechanism it has, on
+SASL_PLAINTEXT and SASL_SSL; SSL with a client certificate; and what is refused is refused
+with nothing stored.
+
+One broker for the module serves PLAINTEXT, SSL (client certificates requested),
+SASL_PLAINTEXT and SASL_SSL, with certificates made for this run. PLAIN's users come from
+the listeners' JAAS entries; SCRAM's are stored in the broker's security metadata before
+it starts (AlterUserScramCredentials has tests of its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+import struct
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.errors import KafkaError
+
+from interop_tests.broker import Broker
+from interop_tests.clients.kcat import kcat_binary
+from wirekafka.security.scram_credentials import format_credential, new_credential
+from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
+from wirekafka.testing.certificates import Certificates, make_certificates
+
+USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+PLAIN_JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    + " ".join(f'user_{name}="{password}"' for name, password in USERS.items())
+    + ";"
+)
+SCRAM_USER, SCRAM_PASSWORD = "carol", "carol-secret"
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_LISTENERS = ("SASL_PLAINTEXT", "SASL_SSL")
+RECORDS = 20
+
+
+def credentials(mechanism: str) -> tuple[str, str]:
+    return ("alice", USERS["alice"]) if mechanism == "PLAIN" else (SCRAM_USER, SCRAM_PASSWORD)
+
+
+def store_scram_user(data_dir: Path, user: str, password: str) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    SecurityMetadata(data_dir / SECURITY_METADATA_FILE).set_scram_credentials(
+        {
+            (user, mechanism): format_credential(new_credential(mechanism, password))
+            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+        }
+    )
+
+
+def secured_settings(certs: Certificates, client_auth: str = "requested") -> dict[str, str]:
+    return {
+        "listeners": (
+            "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,"
+            "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
+        ),
+        **certs.broker_settings("SSL", client_auth),
+        **certs.broker_settings("SASL_SSL"),
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ",".join(MECHANISMS),
+        "listener.name.sasl_ssl.sasl.enabled.mechanisms": ",".join(MECHANISMS),
+    }
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    return make_certificates(tmp_path_factory.mktemp("certs"), client_name="alice")
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory, certs: Certificates) -> Iterator[Broker]:
+    data_dir = tmp_path_factory.mktemp("secured") / "data"
+    store_scram_user(data_dir, SCRAM_USER, SCRAM_PASSWORD)
+    broker = Broker(data_dir, secured_settings(certs))
+    try:
+        broker.start()
+        yield broker
+        broker.assert_running()
+        broker.stop()
+    finally:
+        broker.close()
+
+
+# -- the clients, each producing RECORDS records and reading them back
+
+
+def librdkafka_config(
+    broker: Broker, listener: str, mechanism: str | None, certs: Certificates
+) -> dict:
+    config: dict = {
+        "bootstrap.servers": broker.listener_bootstrap(listener),
+        "security.protocol": listener,
+    }
+    if mechanism is not None:
+        user, password = credentials(mechanism)
+        config.update(
+            {"sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+        )
+    if listener.endswith("SSL"):
+        config["ssl.ca.location"] = str(certs.ca)
+    return config
+
+
+def confluent_round_trip(config: dict, topic: str) -> list[bytes]:
+    producer = Producer({**config, "message.timeout.ms": 15000})
+    for i in range(RECORDS):
+        producer.produce(topic, b"value-%d" % i, partition=0)
+    assert producer.flush(20) == 0
+    consumer = Consumer({**config, "group.id": topic, "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(values) < RECORDS and time.monotonic() < deadline:
+        message = consumer.poll(1.0)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    consumer.close()
+    return values
+
+
+def kafka_python_config(
+    broker: Broker, listener: str, mechanism: str | None, certs: Certificates
+) -> dict:
+    config: dict = {
+        "bootstrap_servers": broker.listener_bootstrap(listener),
+        "security_protocol": listener,
+    }
+    if mechanism is not None:
+        user, password = credentials(mechanism)
+        config.update(
+            {
+                "sasl_mechanism": mechanism,
+                "sasl_plain_username": user,
+                "sasl_plain_password": password,
+            }
+        )
+    if listener.endswith("SSL"):
+        config["ssl_cafile"] = str(certs.ca)
+    return config
+
+
+def kafka_python_round_trip(config: dict, topic: str) -> list[bytes]:
+    producer = KafkaProducer(**config)
+    for i in range(RECORDS):
+        producer.send(topic, b"value-%d" % i, partition=0)
+    producer.flush(20)
+    producer.close()
+    consumer = KafkaConsumer(
+        topic, auto_offset_reset="earliest", consumer_timeout_ms=5000, **config
+    )
+    values = [record.value for record in consumer]
+    consumer.close()
+    return values
+
+
+def aiokafka_round_trip(config: dict, topic: str) -> list[bytes]:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.helpers import create_ssl_context
+
+    settings = dict(config)
+    if "ssl_cafile" in settings:
+        settings["ssl_context"] = create_ssl_context(cafile=settings.pop("ssl_cafile"))
+
+    async def run() -> list[bytes]:
+        producer = AIOKafkaProducer(**settings)
+        await producer.start()
+        try:
+            for i in range(RECORDS):
+                await producer.send_and_wait(topic, b"value-%d" % i, partition=0)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, auto_offset_reset="earliest", **settings)
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            while len(values) < RECORDS:
+                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=1000), 30)
+                values.extend(r.value for records in batch.values() for r in records)
+        finally:
+            await consumer.stop()
+        return values
+
+    return asyncio.run(run())
+
+
+def kcat_round_trip(config: dict, topic: str) -> list[bytes]:
+    options = [arg for key, value in config.items() for arg in ("-X", f"{key}={value}")]
+    lines = "".join(f"value-{i}\n" for i in range(RECORDS)).encode()
+    subprocess.run(
+        [kcat_binary(), "-P", "-t", topic, "-p", "0", *options], input=lines, check=True, timeout=60
+    )
+    done = subprocess.run(
+        [kcat_binary(), "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", *options],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.splitlines()
+
+
+EXPECTED = [b"value-%d" % i for i in range(RECORDS)]
+
+
+@pytest.mark.parametrize("listener", SASL_LISTENERS)
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("client", ["confluent-kafka", "kcat", "kafka-python", "aiokafka"])
+def test_each_client_logs_in_with_each_mechanism(
+    secured: Broker, certs: Certificates, topic_name, client: str, listener: str, mechanism: str
+) -> None:
+    topic = topic_name()
+    if client in ("confluent-kafka", "kcat"):
+        config = librdkafka_config(secured, listener, mechanism, certs)
+        round_trip = confluent_round_trip if client == "confluent-kafka" else kcat_round_trip
+    else:
+        config = kafka_python_config(secured, listener, mechanism, certs)
+        round_trip = kafka_python_round_trip if client == "kafka-python" else aiokafka_round_trip
+    assert round_trip(config, topic) == EXPECTED
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
+def test_ssl_with_a_client_certificate(
+    secured: Broker, certs: Certificates, topic_name, client: str
+) -> None:
+    topic = topic_name()
+    if client == "confluent-kafka":
+        config = librdkafka_config(secured, "SSL", None, certs)
+        config["ssl.certificate.location"] = str(certs.client_certificate)
+        config["ssl.key.location"] = str(certs.client_key)
+        assert confluent_round_trip(config, topic) == EXPECTED
+    else:
+        config = kafka_python_config(secured, "SSL", None, certs)
+        config.update(ssl_certfile=str(certs.client_certificate), ssl_keyfile=str(certs.client_key))
+        assert kafka_python_round_trip(config, topic) == EXPECTED
+
+
+def test_metadata_answers_with_the_listener_the_client_came_in_on(
+    secured: Broker, certs: Certificates
+) -> None:
+    for listener in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+        mechanism = "SCRAM-SHA-256" if listener.startswith("SASL") else None
+        admin = AdminClient(librdkafka_config(secured, listener, mechanism, certs))
+        brokers = admin.list_topics(timeout=20).brokers
+        assert [f"{b.host}:{b.port}" for b in brokers.values()] == [
+            secured.listener_bootstrap(listener).replace("127.0.0.1", "localhost")
+        ] or [b.port for b in brokers.values()] == [secured.listener_ports[listener]]
+
+
+def end_offset(broker: Broker, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "end-offsets"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=20)[1]
+    finally:
+        consumer.close()
+
+
+def refused_produce(config: dict, topic: str) -> str:
+    """Produce one record with ``config``; the error librdkafka reports."""
+    errors: list[str] = []
+    producer = Producer(
+        {**config, "message.timeout.ms": 3000, "error_cb": lambda e: errors.append(e.str())}
+    )
+    producer.produce(topic, b"must-not-be-stored", partition=0)
+    producer.flush(6)
+    return " | ".join(errors)
+
+
+@pytest.mark.parametrize(
+    ("listener", "mechanism", "user", "password", "expected"),
+    [
+        ("SASL_PLAINTEXT", "PLAIN", "alice", "Not-Alice-1", "Invalid username or password"),
+        ("SASL_SSL", "PLAIN", "mallory", "alice-secret", "Invalid username or password"),
+        ("SASL_PLAINTEXT", "SCRAM-SHA-256", SCRAM_USER, "Not-Carol-2", "Authentication failed"),
+        ("SASL_SSL", "SCRAM-SHA-512", "mallory", "Not-Mallory-3", "Authentication failed"),
+    ],
+)
+def test_a_failed_login_is_refused_and_stores_nothing(
+    secured: Broker, certs: Certificates, topic_name, listener, mechanism, user, password, expected
+) -> None:
+    topic = topic_name()
+    Producer({"bootstrap.servers": secured.bootstrap}).produce(topic, b"first", partition=0)
+    assert confluent_round_trip(librdkafka_config(secured, "PLAINTEXT", None, certs), topic)
+    before = end_offset(secured, topic)
+    config = librdkafka_config(secured, listener, mechanism, certs)
+    config.update({"sasl.username": user, "sasl.password": password})
+    assert expected in refused_produce(config, topic)
+    assert end_offset(secured, topic) == before
+    assert password not in secured.output()  # no password is logged
+
+
+def test_kafka_python_is_refused_with_a_wrong_password(
+    secured: Broker, certs: Certificates
+) -> None:
+    config = kafka_python_config(secured, "SASL_PLAINTEXT", "SCRAM-SHA-256", certs)
+    config["sasl_plain_password"] = "wrong"
+    with pytest.raises(KafkaError):
+        producer = KafkaProducer(**config, max_block_ms=5000)
+        try:
+            producer.send("anything", b"x").get(timeout=10)
+        finally:
+            producer.close(timeout=1)
+
+
+def test_a_plaintext_client_on_a_sasl_port_is_closed_unserved(
+    secured: Broker, certs: Certificates, topic_name
+) -> None:
+    topic = topic_name()
+    config = {"bootstrap.servers": secured.listener_bootstrap("SASL_PLAINTEXT")}
+    refused_produce(config, topic)
+    with socket.create_connection(
+        ("127.0.0.1", secured.listener_ports["SASL_PLAINTEXT"]), 5
+    ) as sock:
+        # a Metadata v1 request for every topic: not served before authentication
+        body = struct.pack(">hhih", 3, 1, 7, 4) + b"test" + struct.pack(">i", -1)
+        sock.sendall(struct.pack(">i", len(body)) + body)
+        assert sock.recv(4096) == b""  # closed without an answer
+    assert (
+        topic
+        not in AdminClient({"bootstrap.servers": secured.bootstrap}).list_topics(timeout=20).topics
+    )
+
+
+def test_a_handshake_that_stalls_is_dropped(secured: Broker) -> None:
+    for listener in ("SSL", "SASL_PLAINTEXT"):
+        with socket.create_connection(("127.0.0.1", secured.listener_ports[listener]), 5) as sock:
+            sock.settimeout(20)
+            sock.sendall(b"\x00")  # one byte, then nothing
+            started = time.monotonic()
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(4096) == b""
+            assert time.monotonic() - started < 15
+
+
+@pytest.fixture
+def required_broker(broker_factory, certs: Certificates) -> Broker:
+    return broker_factory(
+        settings={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            **certs.broker_settings("SSL", client_auth="required"),
+        }
+    )
+
+
+def test_required_client_auth_refuses_a_client_without_a_certificate(
+    required_broker: Broker, certs: Certificates, topic_name
+) -> None:
+    topic = topic_name()
+    config = librdkafka_config(required_broker, "SSL", None, certs)
+    errors = refused_produce(config, topic)
+    assert "certificate required" in errors, errors
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    address = ("127.0.0.1", required_broker.listener_ports["SSL"])
+    with (
+        socket.create_connection(address, 5) as raw,
+        pytest.raises((ssl.SSLError, ConnectionResetError)),
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        tls.sendall(b"\x00\x00\x00\x00")
+        tls.recv(1)
+    config["ssl.certificate.location"] = str(certs.client_certificate)
+    config["ssl.key.location"] = str(certs.client_key)
+    assert confluent_round_trip(config, topic) == EXPECTED
+    assert end_offset(required_broker, topic) == RECORDS  # only the authenticated records

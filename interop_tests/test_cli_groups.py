@@ -207,8 +207,9 @@ def test_reset_to_earliest_dry_run_changes_nothing_and_execute_rewinds_the_group
         (["--to-offset", "99"], {0: 10, 1: 10, 2: 10}),  # past the log end: to the end
         (["--to-latest"], {0: 10, 1: 10, 2: 10}),
         # the first record at or after BASE_MS + 16 s: record 18 (offset 6) on partition 0,
-        # records 16 and 17 (offset 5) on partitions 1 and 2
+        # records 16 and 17 (offset 5) on partitions 1 and 2; without a zone, the same (UTC)
         (["--to-datetime", iso(BASE_MS + 16_000)], {0: 6, 1: 5, 2: 5}),
+        (["--to-datetime", iso(BASE_MS + 16_000).removesuffix("+00:00")], {0: 6, 1: 5, 2: 5}),
         (["--to-datetime", iso(BASE_MS - 3_600_000)], {0: 0, 1: 0, 2: 0}),
         (["--to-datetime", iso(BASE_MS + 3_600_000)], {0: 10, 1: 10, 2: 10}),  # no record so new
     ],

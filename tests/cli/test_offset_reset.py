@@ -1,9 +1,7 @@
 """Planning a group's offset reset: each strategy, clamping to the log, and the
-``--topic`` and ``--to-datetime`` values."""
+``--topic`` values."""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 import pytest
 
@@ -13,7 +11,6 @@ from wirekafka.cli.offset_reset import (
     ResetKind,
     ResetPlanError,
     ResetStrategy,
-    parse_datetime_ms,
     parse_topic_partitions,
     plan_reset,
 )
@@ -106,17 +103,3 @@ def test_topic_specs(spec, expected):
 def test_bad_topic_specs_are_named(spec, message):
     with pytest.raises(ResetPlanError, match=message):
         parse_topic_partitions(spec)
-
-
-def test_datetimes_with_a_zone_and_without_one_as_local_time():
-    assert parse_datetime_ms("2023-11-14T22:13:20Z") == 1_700_000_000_000
-    assert parse_datetime_ms("2023-11-14T22:13:20.250Z") == 1_700_000_000_250
-    assert parse_datetime_ms("2023-11-15T00:13:20+02:00") == 1_700_000_000_000
-    local = datetime(2023, 11, 14, 22, 13, 20).astimezone()
-    assert parse_datetime_ms("2023-11-14T22:13:20") == round(local.timestamp() * 1000)
-
-
-@pytest.mark.parametrize("text", ["yesterday", "2023-13-01T00:00:00", "1700000000000", ""])
-def test_bad_datetimes_are_named(text):
-    with pytest.raises(ResetPlanError, match="--to-datetime"):
-        parse_datetime_ms(text)

@@ -37,13 +37,13 @@ from rich.markup import escape
 from wirekafka.cli.client_options import add_client_options
 from wirekafka.cli.errors import EXIT_OK, EXIT_USAGE, CommandError
 from wirekafka.cli.group_admin import STATE_NAMES, GroupAdmin, Partition, state_name
+from wirekafka.cli.iso_datetime import ISO_DATETIME_EXAMPLE, parse_iso_datetime_ms
 from wirekafka.cli.offset_reset import (
     PartitionOffsets,
     PlannedOffset,
     ResetKind,
     ResetPlanError,
     ResetStrategy,
-    parse_datetime_ms,
     parse_topic_partitions,
     plan_reset,
 )
@@ -120,8 +120,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     to.add_argument(
         "--to-datetime",
         metavar="ISO8601",
-        help="the first offset at or after this time (2024-05-01T12:00:00.000Z; "
-        "local time without a zone)",
+        help=f"the first offset at or after this time ({ISO_DATETIME_EXAMPLE}; UTC without a zone)",
     )
     to.add_argument("--shift-by", type=int, metavar="N", help="the committed offset plus N")
     mode = reset.add_mutually_exclusive_group()
@@ -322,7 +321,10 @@ def _strategy(args: argparse.Namespace) -> ResetStrategy:
     if args.to_offset is not None:
         return ResetStrategy(ResetKind.OFFSET, args.to_offset)
     if args.to_datetime is not None:
-        return ResetStrategy(ResetKind.DATETIME, parse_datetime_ms(args.to_datetime))
+        try:
+            return ResetStrategy(ResetKind.DATETIME, parse_iso_datetime_ms(args.to_datetime))
+        except ValueError as exc:
+            raise ResetPlanError(f"--to-datetime {exc}") from None
     return ResetStrategy(ResetKind.SHIFT, args.shift_by)
 
 

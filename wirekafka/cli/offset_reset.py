@@ -13,7 +13,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 
 class ResetPlanError(ValueError):
@@ -110,16 +109,3 @@ def parse_topic_partitions(spec: str) -> tuple[str, tuple[int, ...] | None]:
     if any(p < 0 for p in partitions):
         raise ResetPlanError(f"--topic {spec!r}: a partition number cannot be negative")
     return topic, tuple(sorted(partitions))
-
-
-def parse_datetime_ms(text: str) -> int:
-    """``--to-datetime``'s ISO 8601 time (``2024-05-01T12:00:00.000``, with an
-    optional ``Z`` or ``+hh:mm``; without one it is local time, as in Kafka's
-    tool) as milliseconds since the epoch."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ResetPlanError(
-            f"--to-datetime {text!r}: not an ISO 8601 time such as 2024-05-01T12:00:00.000Z"
-        ) from None
-    return round(moment.timestamp() * 1000)

@@ -77,6 +77,23 @@ def test_to_datetime_takes_the_offset_at_the_time_or_the_log_end_when_no_record_
     assert new_offsets(ResetStrategy(ResetKind.DATETIME, 1_700_000_000_000), at_time) == [6, 20, 0]
 
 
+def test_to_current_keeps_the_committed_offset_and_takes_the_log_end_where_there_is_none():
+    outside = PartitionOffsets("t", 3, committed_offset=2, log_start_offset=5, log_end_offset=9)
+    # as Kafka's tool, the committed offset is kept even outside the log
+    assert new_offsets(ResetStrategy(ResetKind.CURRENT), [*PARTITIONS, outside]) == [4, 12, 8, 2]
+
+
+def test_from_file_takes_the_files_offsets_clamped_to_the_log():
+    requested = [
+        PartitionOffsets("t", 0, 4, 0, 10, requested_offset=7),
+        PartitionOffsets("t", 1, 12, 5, 20, requested_offset=2),
+        PartitionOffsets("t", 2, None, 0, 8, requested_offset=99),
+    ]
+    assert new_offsets(ResetStrategy(ResetKind.FILE), requested) == [7, 5, 8]
+    with pytest.raises(ResetPlanError, match="no offset for partition t-0 in the file"):
+        plan_reset(ResetStrategy(ResetKind.FILE), PARTITIONS)
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [

@@ -434,6 +434,14 @@ def test_no_broker_answering_exits_3():
     )
     assert done.returncode == 3
     assert "127.0.0.1:1" in done.stderr and "list consumer groups" in done.stderr
+    # the tool's own error only: librdkafka's log (its "%3|..." lines) is off
+    assert done.stderr.count("\n") == 1 and "%" not in done.stderr, done.stderr
+    debugged = wirekafka_command(
+        "groups", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2",
+        "--debug", "broker",
+    )  # fmt: skip
+    assert debugged.returncode == 3
+    assert "%7|" in debugged.stderr and "BROKER" in debugged.stderr  # librdkafka's debug lines
 
 
 def test_readme_example(broker, topic_name):

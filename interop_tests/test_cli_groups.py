@@ -158,7 +158,8 @@ def test_describe_shows_committed_offsets_log_end_and_lag(broker, consumed_group
 def test_list_includes_the_group(broker, consumed_group):
     _, group = consumed_group
     listed = {g["group_id"]: g for g in groups_json(broker, "list")}
-    assert listed[group]["state"] == "Empty"
+    # its consumer closed; the Empty group keeps the protocol type, as Kafka's does
+    assert listed[group] == {"group_id": group, "state": "Empty", "protocol_type": "consumer"}
     assert group in {g["group_id"] for g in groups_json(broker, "list", "--state", "Empty")}
     assert group not in {g["group_id"] for g in groups_json(broker, "list", "--state", "Stable")}
 
@@ -206,10 +207,15 @@ def test_reset_to_earliest_dry_run_changes_nothing_and_execute_rewinds_the_group
         (["--to-offset", "99"], {0: 10, 1: 10, 2: 10}),  # past the log end: to the end
         (["--to-latest"], {0: 10, 1: 10, 2: 10}),
         # the first record at or after BASE_MS + 16 s: record 18 (offset 6) on partition 0,
-        # records 16 and 17 (offset 5) on partitions 1 and 2
+        # records 16 and 17 (offset 5) on partitions 1 and 2; without a zone, the same (UTC)
         (["--to-datetime", iso(BASE_MS + 16_000)], {0: 6, 1: 5, 2: 5}),
+        (["--to-datetime", iso(BASE_MS + 16_000).removesuffix("+00:00")], {0: 6, 1: 5, 2: 5}),
         (["--to-datetime", iso(BASE_MS - 3_600_000)], {0: 0, 1: 0, 2: 0}),
         (["--to-datetime", iso(BASE_MS + 3_600_000)], {0: 10, 1: 10, 2: 10}),  # no record so new
+        (["--to-current"], COMMITTED),
+        # the records are an hour old: 2 hours ago is before them all, 30 minutes after
+        (["--by-duration", "PT2H"], {0: 0, 1: 0, 2: 0}),
+        (["--by-duration", "PT30M"], {0: 10, 1: 10, 2: 10}),
     ],
 )
 def test_reset_gives_the_planned_offsets(broker, consumed_group, strategy, expected):
@@ -248,6 +254,113 @@ def test_a_group_without_offsets_gets_them_and_its_name_prints_as_it_is(broker, 
     assert committed(describe(broker, group)) == {1: 2}
     table = groups(broker, "describe", group)
     assert f"Group {group}: Empty" in table.stdout
+
+
+def test_to_current_gives_a_partition_without_a_committed_offset_the_log_end(
+    broker, consumed_group
+):
+    topic, _ = consumed_group
+    dry = groups_json(broker, "reset-offsets", "new-group", "--topic", topic, "--to-current")
+    assert {p["partition"]: p["new_offset"] for p in dry["partitions"]} == dict.fromkeys(
+        range(PARTITIONS), RECORDS_PER_PARTITION
+    )
+
+
+def test_export_writes_the_plan_as_csv_and_from_file_reads_it_back(
+    broker, consumed_group, tmp_path
+):
+    topic, group = consumed_group
+    exported = groups(
+        broker, "reset-offsets", group, "--topic", topic, "--shift-by", "2", "--export"
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout == f"{topic},0,6\n{topic},1,5\n{topic},2,5\n"
+    assert committed(describe(broker, group)) == COMMITTED  # a dry run
+
+    plan = tmp_path / "plan.csv"
+    plan.write_text(exported.stdout.replace(f"{topic},2,5", f"{topic},2,99"))  # past the end
+    dry = groups_json(broker, "reset-offsets", group, "--from-file", str(plan))
+    assert {p["partition"]: p["new_offset"] for p in dry["partitions"]} == {0: 6, 1: 5, 2: 10}
+    assert committed(describe(broker, group)) == COMMITTED
+    done = groups(broker, "reset-offsets", group, "--from-file", str(plan), "--execute")
+    assert done.returncode == 0 and "New offsets committed" in done.stdout
+    assert committed(describe(broker, group)) == {0: 6, 1: 5, 2: 10}
+
+
+def test_from_file_refuses_bad_files_and_scopes(broker, consumed_group, tmp_path):
+    topic, group = consumed_group
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"{topic},0,6\n{topic},one,5\n")
+    refused = groups(broker, "reset-offsets", group, "--from-file", str(bad))
+    assert refused.returncode == 2 and "line 2: partition and offset must be numbers" in (
+        refused.stderr
+    )
+    missing = groups(broker, "reset-offsets", group, "--from-file", str(tmp_path / "none.csv"))
+    assert missing.returncode == 2 and "none.csv" in missing.stderr
+    other = tmp_path / "other.csv"
+    other.write_text(f"another-group,{topic},0,1\n")
+    no_rows = groups(broker, "reset-offsets", group, "--from-file", str(other))
+    assert no_rows.returncode == 1 and f"no offsets for group {group!r}" in no_rows.stderr
+    scoped = groups(broker, "reset-offsets", group, "--from-file", str(bad), "--all-topics")
+    assert scoped.returncode == 2 and "leave out --topic and --all-topics" in scoped.stderr
+    both = groups(broker, "reset-offsets", group, "--all-topics", "--to-earliest", "--export",
+                  "--json")  # fmt: skip
+    assert both.returncode == 2 and "--export" in both.stderr
+    duration = groups(broker, "reset-offsets", group, "--all-topics", "--by-duration", "1h")
+    assert duration.returncode == 2 and "--by-duration '1h' is not an ISO-8601 duration" in (
+        duration.stderr
+    )
+    assert committed(describe(broker, group)) == COMMITTED
+
+
+def test_all_groups_resets_every_inactive_group_and_names_the_active_one(
+    broker_factory, topic_name, tmp_path
+):
+    own = broker_factory()  # its groups are exactly this test's
+    topic = topic_name("all-groups")
+    produce_records(own.bootstrap, topic)
+    consume_and_commit(own.bootstrap, topic, "first", COMMITTED)
+    consume_and_commit(own.bootstrap, topic, "second", {0: 1, 1: 2, 2: 3})
+    consume_and_commit(own.bootstrap, topic, "busy", {0: 5, 1: 5, 2: 5})
+    active = member(own.bootstrap, "busy")
+    active.subscribe([topic])
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not active.assignment():
+            assert time.monotonic() < deadline, "the member got no partitions"
+            active.poll(0.2)
+        described = groups_json(own, "describe", "--all-groups")
+        assert [(g["group_id"], g["state"]) for g in described] == [
+            ("busy", "Stable"), ("first", "Empty"), ("second", "Empty"),
+        ]  # fmt: skip
+
+        exported = groups(own, "reset-offsets", "--all-groups", "--all-topics", "--to-latest",
+                          "--export")  # fmt: skip
+        assert exported.returncode == 1
+        assert "group 'busy'" in exported.stderr and "is Stable" in exported.stderr
+        assert exported.stdout == "".join(
+            f"{group},{topic},{p},{RECORDS_PER_PARTITION}\n"
+            for group in ("first", "second")
+            for p in range(PARTITIONS)
+        )
+        plan = tmp_path / "plan.csv"
+        plan.write_text(exported.stdout.replace(f"second,{topic},1,10", f"second,{topic},1,4"))
+        done = groups(own, "reset-offsets", "--all-groups", "--from-file", str(plan), "--execute",
+                      "--json")  # fmt: skip
+        assert done.returncode == 1 and "group 'busy'" in done.stderr
+        assert [(g["group_id"], g["executed"]) for g in json.loads(done.stdout)] == [
+            ("first", True), ("second", True),
+        ]  # fmt: skip
+        after = {g["group_id"]: committed(g) for g in groups_json(own, "describe", "--all-groups")}
+        assert after == {
+            "busy": {0: 5, 1: 5, 2: 5},
+            "first": dict.fromkeys(range(PARTITIONS), 10),
+            "second": {0: 10, 1: 4, 2: 10},
+        }
+    finally:
+        active.close()
+    both = groups(own, "describe", "first", "--all-groups")
+    assert both.returncode == 2 and "--all-groups" in both.stderr
 
 
 def test_reset_refuses_bad_arguments(broker, consumed_group):
@@ -322,6 +435,14 @@ def test_no_broker_answering_exits_3():
     )
     assert done.returncode == 3
     assert "127.0.0.1:1" in done.stderr and "list consumer groups" in done.stderr
+    # the tool's own error only: librdkafka's log (its "%3|..." lines) is off
+    assert done.stderr.count("\n") == 1 and "%" not in done.stderr, done.stderr
+    debugged = wirekafka_command(
+        "groups", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2",
+        "--debug", "broker",
+    )  # fmt: skip
+    assert debugged.returncode == 3
+    assert "%7|" in debugged.stderr and "BROKER" in debugged.stderr  # librdkafka's debug lines
 
 
 def test_readme_example(broker, topic_name):

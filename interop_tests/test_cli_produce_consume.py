@@ -109,6 +109,53 @@ def test_keys_values_and_headers_come_back_exactly(
     assert without_timestamps(records) == expected
 
 
+def test_per_line_headers_as_kafkas_console_producer_reads_them(
+    broker: Broker, topic_name: Callable[..., str]
+) -> None:
+    topic = topic_name()
+    create(broker, topic, 1)
+    lines = [
+        "app:web,trace:t1\tuser-1\tclicked",
+        "app:cli\tNULL\tscrolled",  # a null key
+        "NULL\tuser-2\tNULL",  # no headers, a null value (a tombstone)
+        "app:NULL,app:x:y\tuser-3\tread",  # a null header value; a repeated key
+    ]
+    properties = ["parse.headers=true", "parse.key=true", "null.marker=NULL"]
+    property_args = [arg for p in properties for arg in ("--property", p)]
+    summary = produce(broker, topic, lines, *property_args, "--header", "source=test")
+    assert summary["records_sent"] == 4
+    records = consume_json(
+        broker, topic, "--from", "earliest", "--max-messages", "4", "--idle-timeout", IDLE_S
+    )
+    source = {"key": "source", "value": "test"}  # --header comes first
+    assert [(r["key"], r["value"], r["headers"]) for r in records] == [
+        ("user-1", "clicked", [source, {"key": "app", "value": "web"}, {"key": "trace", "value": "t1"}]),
+        (None, "scrolled", [source, {"key": "app", "value": "cli"}]),
+        ("user-2", None, [source]),
+        ("user-3", "read", [source, {"key": "app", "value": None}, {"key": "app", "value": "x:y"}]),
+    ]  # fmt: skip
+
+    other = ["parse.headers=true", "headers.delimiter=|", "headers.separator=;",
+             "headers.key.separator=="]  # fmt: skip
+    other_args = [arg for p in other for arg in ("--property", p)]
+    produce(broker, topic, ["a=1;b=2|value|with|bars"], *other_args)
+    [last] = consume_json(
+        broker, topic, "--from", "4", "--max-messages", "1", "--idle-timeout", IDLE_S
+    )
+    assert (last["key"], last["value"], last["headers"]) == (
+        None, "value|with|bars", [{"key": "a", "value": "1"}, {"key": "b", "value": "2"}],
+    )  # fmt: skip
+
+    bad = command(broker, "produce", "--topic", topic, *property_args, input="a:1\tk\tv\nb\tk\tv\n")
+    assert bad.returncode == 2
+    assert "line 2: header 'b' has no header key separator ':'" in bad.stderr
+    assert "1 records sent" in bad.stderr  # the lines before it are sent
+    clash = command(broker, "produce", "--topic", topic, "--property", "headers.separator=\t",
+                    "--property", "parse.headers=true", input="x\n")  # fmt: skip
+    assert clash.returncode == 2
+    assert "headers.delimiter and headers.separator may not be equal" in clash.stderr
+
+
 def test_keyed_records_spread_over_partitions_by_key(
     broker: Broker, topic_name: Callable[..., str]
 ) -> None:

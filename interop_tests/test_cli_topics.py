@@ -132,6 +132,43 @@ def test_tables(broker: Broker, topic_name: Callable[..., str]) -> None:
     assert "123456" in config_row and "DYNAMIC_TOPIC_CONFIG" in config_row
 
 
+def test_create_alter_delete_with_json_say_what_was_done(
+    broker: Broker, topic_name: Callable[..., str]
+) -> None:
+    name, other = topic_name("a"), topic_name("b")
+    created = json.loads(ok(topics(broker, "create", name, "--partitions", "2", "--config",
+                                   "retention.ms=3600000", "--json")).stdout)  # fmt: skip
+    assert created == {
+        "topic": name, "created": True, "partitions": 2, "replication_factor": None,
+        "configs": {"retention.ms": "3600000"},
+    }  # fmt: skip
+    kept = json.loads(ok(topics(broker, "create", name, "--if-not-exists", "--json")).stdout)
+    assert (kept["topic"], kept["created"]) == (name, False)
+    assert listed(broker)[name]["partitions"] == 2
+
+    altered = json.loads(ok(topics(broker, "alter", name, "--partitions", "4", "--config",
+                                   "cleanup.policy=compact", "--delete-config", "retention.ms",
+                                   "--json")).stdout)  # fmt: skip
+    assert altered == {
+        "topic": name, "partitions": 4, "set_configs": {"cleanup.policy": "compact"},
+        "deleted_configs": ["retention.ms"],
+    }  # fmt: skip
+    view = described(broker, name)[name]
+    assert len(view["partitions"]) == 4 and "retention.ms" not in view["configs"]
+    assert view["configs"]["cleanup.policy"]["value"] == "compact"
+
+    ok(topics(broker, "create", other, "--partitions", "1"))
+    deleted = json.loads(ok(topics(broker, "delete", name, other, "never-made", "--if-exists",
+                                   "--json")).stdout)  # fmt: skip
+    assert deleted == {"deleted": [name, other], "not_found": ["never-made"], "failed": []}
+    failed = topics(broker, "delete", "never-made", "--json")
+    assert failed.returncode == 1 and "UNKNOWN_TOPIC_OR_PART" in failed.stderr
+    assert json.loads(failed.stdout) == {
+        "deleted": [], "not_found": [],
+        "failed": [{"topic": "never-made", "error": "UNKNOWN_TOPIC_OR_PART", "error_code": 3}],
+    }  # fmt: skip
+
+
 def test_creating_an_existing_topic_names_the_error(
     broker: Broker, topic_name: Callable[..., str]
 ) -> None:

@@ -454,3 +454,62 @@ def test_a_batch_larger_than_max_message_size_is_taken_for_corruption(tmp_path, 
     assert problem["position"] == 0
     assert "larger than the limit of 100 bytes" in problem["message"]
     assert main(["dump-log", "--max-message-size", "0", str(path)]) == 2
+
+
+def test_verify_index_only_checks_entries_without_printing_them(tmp_path, capsys):
+    write_log(tmp_path / "t-0")
+    index = tmp_path / "t-0" / f"{SEGMENT}.index"
+    count = len(index.read_bytes()) // 8
+    code, doc, _ = dump(capsys, "--verify-index-only", index)
+    assert code == 0
+    assert (only_file(doc)["entries"], only_file(doc)["entry_count"]) == ([], count)
+    data = bytearray(index.read_bytes())
+    relative, position = struct.unpack_from(">ii", data, 8)
+    struct.pack_into(">ii", data, 8, relative, position + 3)  # no longer a batch boundary
+    index.write_bytes(bytes(data))
+    code, doc, _ = dump(capsys, "--verify-index-only", index)
+    assert code == 1
+    [problem] = only_file(doc)["problems"]
+    assert problem["entry"] == 1 and "not an entry boundary" in problem["message"]
+    assert main(["dump-log", "--verify-index-only", str(index)]) == 1
+    text = capsys.readouterr().out
+    assert "position:" not in text.replace(f"at position {position + 3}", "")  # no entry lines
+    assert f"{count} entries checked, not printed" in text
+    assert "not an entry boundary" in text
+
+
+def test_index_sanity_check_is_the_brokers_check_without_the_log(tmp_path, capsys):
+    write_log(tmp_path / "t-0")
+    directory = tmp_path / "t-0"
+    index, time_index = directory / f"{SEGMENT}.index", directory / f"{SEGMENT}.timeindex"
+    (directory / f"{SEGMENT}.log").unlink()  # not needed for the sanity check
+    code, doc, _ = dump(capsys, "--index-sanity-check", index, time_index)
+    assert code == 0, doc
+    assert [(f["kind"], f["sanity_check"], f["entries"], f["problems"]) for f in doc["files"]] == [
+        ("index", "passed", [], []),
+        ("timeindex", "passed", [], []),
+    ]
+    assert main(["dump-log", "--index-sanity-check", str(index)]) == 0
+    assert f"{index} passed sanity check." in capsys.readouterr().out
+
+    offsets = bytearray(index.read_bytes())
+    struct.pack_into(">ii", offsets, len(offsets) - 8, -1, 0)  # the last offset below the base
+    index.write_bytes(bytes(offsets) + b"\x00\x00")  # and not whole entries
+    times = bytearray(time_index.read_bytes())
+    first_timestamp = struct.unpack_from(">q", times, 0)[0]
+    struct.pack_into(">q", times, len(times) - 12, first_timestamp - 1)  # last below the first
+    time_index.write_bytes(bytes(times))
+    code, doc, _ = dump(capsys, "--index-sanity-check", index, time_index)
+    assert code == 1
+    index_doc, time_doc = doc["files"]
+    assert index_doc["sanity_check"] == time_doc["sanity_check"] == "failed"
+    assert [p["message"] for p in index_doc["problems"]] == [
+        "2 bytes after the last whole entry (the file's size is not a multiple of 8)",
+        "the last entry's offset is below the base offset (relative offset -1)",
+    ]
+    assert [p["message"] for p in time_doc["problems"]] == [
+        f"the last timestamp {first_timestamp - 1} is below the first timestamp {first_timestamp}"
+    ]
+    assert main(["dump-log", "--index-sanity-check", str(time_index)]) == 1
+    text = capsys.readouterr().out
+    assert f"{time_index} failed sanity check." in text and "is below the first" in text

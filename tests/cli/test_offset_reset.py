@@ -1,9 +1,7 @@
 """Planning a group's offset reset: each strategy, clamping to the log, and the
-``--topic`` and ``--to-datetime`` values."""
+``--topic`` values."""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 import pytest
 
@@ -13,7 +11,6 @@ from wirekafka.cli.offset_reset import (
     ResetKind,
     ResetPlanError,
     ResetStrategy,
-    parse_datetime_ms,
     parse_topic_partitions,
     plan_reset,
 )
@@ -80,6 +77,23 @@ def test_to_datetime_takes_the_offset_at_the_time_or_the_log_end_when_no_record_
     assert new_offsets(ResetStrategy(ResetKind.DATETIME, 1_700_000_000_000), at_time) == [6, 20, 0]
 
 
+def test_to_current_keeps_the_committed_offset_and_takes_the_log_end_where_there_is_none():
+    outside = PartitionOffsets("t", 3, committed_offset=2, log_start_offset=5, log_end_offset=9)
+    # as Kafka's tool, the committed offset is kept even outside the log
+    assert new_offsets(ResetStrategy(ResetKind.CURRENT), [*PARTITIONS, outside]) == [4, 12, 8, 2]
+
+
+def test_from_file_takes_the_files_offsets_clamped_to_the_log():
+    requested = [
+        PartitionOffsets("t", 0, 4, 0, 10, requested_offset=7),
+        PartitionOffsets("t", 1, 12, 5, 20, requested_offset=2),
+        PartitionOffsets("t", 2, None, 0, 8, requested_offset=99),
+    ]
+    assert new_offsets(ResetStrategy(ResetKind.FILE), requested) == [7, 5, 8]
+    with pytest.raises(ResetPlanError, match="no offset for partition t-0 in the file"):
+        plan_reset(ResetStrategy(ResetKind.FILE), PARTITIONS)
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
@@ -106,17 +120,3 @@ def test_topic_specs(spec, expected):
 def test_bad_topic_specs_are_named(spec, message):
     with pytest.raises(ResetPlanError, match=message):
         parse_topic_partitions(spec)
-
-
-def test_datetimes_with_a_zone_and_without_one_as_local_time():
-    assert parse_datetime_ms("2023-11-14T22:13:20Z") == 1_700_000_000_000
-    assert parse_datetime_ms("2023-11-14T22:13:20.250Z") == 1_700_000_000_250
-    assert parse_datetime_ms("2023-11-15T00:13:20+02:00") == 1_700_000_000_000
-    local = datetime(2023, 11, 14, 22, 13, 20).astimezone()
-    assert parse_datetime_ms("2023-11-14T22:13:20") == round(local.timestamp() * 1000)
-
-
-@pytest.mark.parametrize("text", ["yesterday", "2023-13-01T00:00:00", "1700000000000", ""])
-def test_bad_datetimes_are_named(text):
-    with pytest.raises(ResetPlanError, match="--to-datetime"):
-        parse_datetime_ms(text)

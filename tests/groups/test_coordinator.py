@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from wirekafka.broker.group_runtime import group_metadata
 from wirekafka.groups.coordinator import (
     CoordinatorConfig,
     GroupCoordinator,
@@ -20,7 +21,12 @@ from wirekafka.groups.coordinator import (
     JoinResult,
     SyncResult,
 )
-from wirekafka.groups.offsets_topic import GroupMetadataValue, MemberMetadata
+from wirekafka.groups.offsets_topic import (
+    GroupMetadataValue,
+    MemberMetadata,
+    decode_group_metadata_value,
+    encode_group_metadata_value,
+)
 from wirekafka.groups.state import GroupState
 from wirekafka.protocol.errors import ErrorCode
 
@@ -552,6 +558,35 @@ def test_the_last_member_leaving_empties_the_group():
     assert group.generation_id == 2
     assert group.leader_id is None and group.protocol_name is None
     assert h.c.next_deadline() is None
+
+
+def test_an_empty_group_keeps_its_protocol_type_stored_and_restored():
+    h = Harness(delay=0)
+    a = h.new_member("a")
+    h.join_reply("a")
+    assert h.leave(a) == ErrorCode.NONE
+    assert (h.state(), h.group().protocol_type) == (GroupState.EMPTY, "consumer")
+    assert h.c.stored[-1] == "g"  # the Empty group's record is written ...
+    record = decode_group_metadata_value(
+        encode_group_metadata_value(group_metadata(h.group()), version=3)
+    )
+    assert (record.protocol_type, record.protocol, record.members) == ("consumer", None, [])
+    restarted = Harness(delay=0)  # ... and read back after a restart
+    restarted.c.restore("g", restarted.now, record)
+    assert (restarted.state(), restarted.group().protocol_type) == (GroupState.EMPTY, "consumer")
+
+
+def test_an_empty_group_takes_another_protocol_type():
+    h = Harness(delay=0)
+    a = h.new_member("a")
+    h.join_reply("a")
+    assert h.leave(a) == ErrorCode.NONE
+    c = h.new_member("c", protocol_type="connect")  # Kafka checks the type only with members
+    assert h.join_reply("c").error == ErrorCode.NONE
+    assert h.group().protocol_type == "connect"
+    refused = h.join("x", protocol_type="consumer")
+    assert refused is not None and refused.error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert c in h.group().members
 
 
 def test_leave_answers_a_held_join():

@@ -20,6 +20,11 @@ opened read-only; nothing is ever written.
   the log; other bytes that are no batch are reported with their position.
 * ``.index`` and ``.timeindex``: their entries, checked against the ``.log``
   beside them (see :mod:`wirekafka.storage.segment_reader` for the checks).
+  ``--verify-index-only`` (as Kafka's tool) checks them without printing
+  them; ``--index-sanity-check`` (as Kafka's tool) makes only the check a
+  broker makes when it opens a segment (whole entries, the last offset not
+  below the base offset, a time index's last timestamp not below its first),
+  without the log, and says whether the file passed.
 
 Problems are printed where they are found and summed up at the end.
 
@@ -33,9 +38,11 @@ Problems are printed where they are found and summed up at the end.
             ...by kind:}
       log:       "batches": [BATCH], "valid_bytes": int, "zero_bytes": int
       index:     "entries": [{"offset": int, "relative_offset": int, "position": int}],
-                 "zero_bytes": int
+                 "entry_count": int, "zero_bytes": int
       timeindex: "entries": [{"timestamp": int, "offset": int, "relative_offset": int}],
-                 "zero_bytes": int
+                 "entry_count": int, "zero_bytes": int
+                 ("entries" is empty with --verify-index-only or --index-sanity-check;
+                 with the latter, "sanity_check": "passed" | "failed" too)
       a file that cannot be read: {"path", "kind", "error": str} only
     BATCH = {"position", "size_bytes", "magic", "base_offset", "last_offset",
              "record_count" (null: a compressed message that does not open),
@@ -103,6 +110,7 @@ from wirekafka.storage.segment_reader import (
     control_record,
     read_index,
     records_of,
+    sanity_problems,
     scan_log,
 )
 
@@ -164,6 +172,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="the largest batch read; a larger size is taken for corruption "
         f"(default {DEFAULT_MAX_ENTRY_BYTES})",
     )
+    parser.add_argument(
+        "--verify-index-only",
+        action="store_true",
+        help="check index entries against the log without printing them",
+    )
+    parser.add_argument(
+        "--index-sanity-check",
+        action="store_true",
+        help="only the sanity check a broker makes of an index when it opens a segment "
+        "(whole entries, offsets not below the base offset, a time index's last timestamp "
+        "not below its first); the log is not read for it",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -180,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
         deep=args.deep or args.print_data,
         print_data=args.print_data,
         max_message_size=args.max_message_size,
+        verify_index_only=args.verify_index_only,
+        index_sanity_check=args.index_sanity_check,
     )
     sink: _Sink = _JsonSink() if args.json else _TextSink()
     try:
@@ -199,6 +221,8 @@ class _Options:
     deep: bool
     print_data: bool
     max_message_size: int
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
 
 
 class _Sink(Protocol):
@@ -244,7 +268,7 @@ def _dump_file(
             if kind == "log":
                 layouts[path.resolve()] = _dump_log(path, read_at, options, sink)
             else:
-                _dump_index(path, kind, read_at, layouts, sink)
+                _dump_index(path, kind, read_at, layouts, options, sink)
     except BrokenPipeError:  # stdout's, not the file's
         raise
     except (OSError, ValueError) as exc:
@@ -439,7 +463,12 @@ def _data(data: bytes | None) -> tuple[str | None, str | None]:
 
 
 def _dump_index(
-    path: Path, kind: str, read_at: _FileBytes, layouts: dict[Path, LogLayout], sink: _Sink
+    path: Path,
+    kind: str,
+    read_at: _FileBytes,
+    layouts: dict[Path, LogLayout],
+    options: _Options,
+    sink: _Sink,
 ) -> None:
     base_offset = base_offset_of(path)
     sink.start(path, kind, base_offset, read_at.size)
@@ -449,9 +478,16 @@ def _dump_index(
         return
     data = read_at(0, read_at.size)  # an index is a few bytes per 4 KiB of log
     read = read_index(data, OFFSET_INDEX_ENTRY if kind == "index" else TIME_INDEX_ENTRY)
+    summary: dict[str, Any] = {"entry_count": len(read.entries), "zero_bytes": read.zero_bytes}
+    if options.index_sanity_check:
+        problems = sanity_problems(read, time_index=kind == "timeindex")
+        for problem in problems:
+            sink.problem(problem)
+        sink.end({**summary, "sanity_check": "failed" if problems else "passed"})
+        return
     for problem in read.problems:
         sink.problem(problem)
-    for first, second in read.entries:
+    for first, second in [] if options.verify_index_only else read.entries:
         if kind == "index":
             sink.entry(
                 {"offset": base_offset + first, "relative_offset": first, "position": second}
@@ -467,7 +503,7 @@ def _dump_index(
         check = check_offset_index if kind == "index" else check_time_index
         for problem in check(read.entries, base_offset, layout):
             sink.problem(problem)
-    sink.end({"zero_bytes": read.zero_bytes})
+    sink.end(summary)
 
 
 def _log_beside(path: Path) -> Path:
@@ -616,8 +652,12 @@ class _TextSink:
         if "valid_bytes" in summary:
             after = f", then {zeros} bytes of zeros (preallocated)" if zeros else ""
             _line(f"Log ends at position {summary['valid_bytes']}{after}")
+        elif "sanity_check" in summary:
+            _line(f"{self._path} {summary['sanity_check']} sanity check.")
         else:
-            if not self._entries:
+            if self._entries != summary.get("entry_count", self._entries):
+                _line(f"{summary['entry_count']} entries checked, not printed")
+            elif not self._entries:
                 _line("No entries")
             if zeros:
                 _line(f"{zeros} bytes of zeros (preallocated) after the last entry")

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Mapping
-from concurrent.futures import Future
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from confluent_kafka import (
     ConsumerGroupState,
@@ -25,17 +24,14 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import (
-    AdminClient,
     ConsumerGroupDescription,
     ConsumerGroupListing,
     OffsetSpec,
 )
 
-from wirekafka.cli.client_options import client_config
 from wirekafka.cli.errors import CommandError, from_kafka_error
-from wirekafka.cli.kafka_clients import config_error, kafka_error
+from wirekafka.cli.kafka_clients import admin_client, kafka_error, wait
 
-T = TypeVar("T")
 Partition = tuple[str, int]  # (topic, partition)
 
 # Kafka's names of the group states, as DescribeGroups and ListGroups spell them
@@ -61,19 +57,8 @@ class GroupAdmin:
     def __init__(self, args: argparse.Namespace) -> None:
         self.broker: str = args.bootstrap_server
         self.timeout_s: float = args.timeout
-        config = cast(dict[str, str | int | float | bool], client_config(args))
-        try:
-            self._admin = AdminClient(config)
-        except (KafkaException, ValueError) as exc:  # a setting librdkafka refuses
-            raise config_error(exc) from exc
-
-    def _result(
-        self, future: Future[T], *, doing: str, group: str | None = None, topic: str | None = None
-    ) -> T:
-        try:
-            return future.result()
-        except KafkaException as exc:
-            raise self.error(kafka_error(exc), doing=doing, group=group, topic=topic) from None
+        self._args = args
+        self._admin = admin_client(args)
 
     def error(
         self, error: KafkaError, *, doing: str, group: str | None = None, topic: str | None = None
@@ -86,8 +71,8 @@ class GroupAdmin:
         wanted = set(states)
         if wanted:
             options["states"] = wanted
-        result = self._result(
-            self._admin.list_consumer_groups(**options), doing="list consumer groups"
+        result = wait(
+            self._admin.list_consumer_groups(**options), self._args, doing="list consumer groups"
         )
         if result.errors:
             raise self.error(result.errors[0], doing="list consumer groups")
@@ -101,7 +86,7 @@ class GroupAdmin:
             list(dict.fromkeys(group_ids)), request_timeout=self.timeout_s
         )
         return {
-            group: self._result(future, doing="describe", group=group)
+            group: wait(future, self._args, doing="describe", group=group)
             for group, future in futures.items()
         }
 
@@ -110,7 +95,7 @@ class GroupAdmin:
         futures = self._admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout_s
         )
-        answer = self._result(futures[group], doing="fetch committed offsets of", group=group)
+        answer = wait(futures[group], self._args, doing="fetch committed offsets of", group=group)
         committed: dict[Partition, int] = {}
         for tp in answer.topic_partitions or []:
             if tp.error is not None:
@@ -140,7 +125,7 @@ class GroupAdmin:
         futures = self._admin.describe_topics(
             TopicCollection([topic]), request_timeout=self.timeout_s
         )
-        described = self._result(futures[topic], doing="describe", topic=topic)
+        described = wait(futures[topic], self._args, doing="describe", topic=topic)
         return sorted(p.id for p in described.partitions)
 
     def alter(self, group: str, offsets: Mapping[Partition, int]) -> None:
@@ -151,7 +136,7 @@ class GroupAdmin:
         futures = self._admin.alter_consumer_group_offsets(
             [request], request_timeout=self.timeout_s
         )
-        answer = self._result(futures[group], doing="commit offsets of", group=group)
+        answer = wait(futures[group], self._args, doing="commit offsets of", group=group)
         for tp in answer.topic_partitions or []:
             if tp.error is not None:
                 raise self.error(

@@ -20,14 +20,17 @@ Kafka-protocol broker.
 has assigned to a member; ``lag`` is ``log_end_offset - committed_offset``
 (``null`` when nothing is committed) and ``total_lag`` their sum. ``list
 --json`` prints ``[{"group_id", "state", "protocol_type"}]``; ``reset-offsets
---json`` prints ``{"group_id", "executed", "partitions": [{"topic",
-"partition", "committed_offset", "new_offset"}]}``.
+GROUP --json`` prints ``{"group_id", "executed", "partitions": [{"topic",
+"partition", "committed_offset", "new_offset"}]}``, and ``reset-offsets
+--all-groups --json`` a list of those.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import ConsumerGroupState, KafkaError
@@ -37,17 +40,19 @@ from rich.markup import escape
 from wirekafka.cli.client_options import add_client_options
 from wirekafka.cli.errors import EXIT_OK, EXIT_USAGE, CommandError, command_name
 from wirekafka.cli.group_admin import STATE_NAMES, GroupAdmin, Partition, state_name
+from wirekafka.cli.iso_datetime import ISO_DATETIME_EXAMPLE, parse_iso_datetime_ms
+from wirekafka.cli.iso_duration import ISO_DURATION_EXAMPLE, parse_iso_duration_ms
 from wirekafka.cli.offset_reset import (
     PartitionOffsets,
     PlannedOffset,
     ResetKind,
     ResetPlanError,
     ResetStrategy,
-    parse_datetime_ms,
     parse_topic_partitions,
     plan_reset,
 )
 from wirekafka.cli.output import add_output_options, print_json, print_table, stdout_console
+from wirekafka.cli.reset_plan_csv import format_reset_csv, parse_reset_csv
 
 # Kafka resets a group's offsets only while no consumer is in it
 INACTIVE_STATES = frozenset({ConsumerGroupState.EMPTY, ConsumerGroupState.DEAD})
@@ -88,7 +93,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="State, coordinator and members of each group, and per partition its "
         "committed offset, log end offset, lag and owning consumer.",
     )
-    describe.add_argument("group", nargs="+", metavar="GROUP")
+    describe.add_argument("group", nargs="*", metavar="GROUP")
+    describe.add_argument("--all-groups", action="store_true", help="every consumer group")
     add_output_options(describe)
     add_client_options(describe)
     describe.set_defaults(run=run_describe)
@@ -96,12 +102,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     reset = commands.add_parser(
         "reset-offsets",
         help="move an inactive group's committed offsets (a dry run unless --execute)",
-        description="Plan new committed offsets for an inactive group and print them; "
-        "with --execute, commit them. Offsets are kept within each partition's "
-        "[log start, log end].",
+        description="Plan new committed offsets for an inactive group (or every group, "
+        "--all-groups: active ones are reported and skipped) and print them; with "
+        "--execute, commit them. Offsets are kept within each partition's "
+        "[log start, log end] (--to-current's are kept as committed).",
     )
-    reset.add_argument("group", metavar="GROUP")
-    scope = reset.add_mutually_exclusive_group(required=True)
+    reset.add_argument("group", nargs="?", metavar="GROUP")
+    reset.add_argument(
+        "--all-groups", action="store_true", help="every consumer group (instead of GROUP)"
+    )
+    scope = reset.add_mutually_exclusive_group()
     scope.add_argument(
         "--topic",
         action="append",
@@ -116,18 +126,39 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     to = reset.add_mutually_exclusive_group(required=True)
     to.add_argument("--to-earliest", action="store_true", help="the log start offset")
     to.add_argument("--to-latest", action="store_true", help="the log end offset")
+    to.add_argument(
+        "--to-current",
+        action="store_true",
+        help="the committed offset (the log end offset where none is committed)",
+    )
     to.add_argument("--to-offset", type=int, metavar="N", help="offset N")
     to.add_argument(
         "--to-datetime",
         metavar="ISO8601",
-        help="the first offset at or after this time (2024-05-01T12:00:00.000Z; "
-        "local time without a zone)",
+        help=f"the first offset at or after this time ({ISO_DATETIME_EXAMPLE}; UTC without a zone)",
+    )
+    to.add_argument(
+        "--by-duration",
+        metavar="DURATION",
+        help=f"the first offset at or after this long ago (ISO-8601, {ISO_DURATION_EXAMPLE})",
     )
     to.add_argument("--shift-by", type=int, metavar="N", help="the committed offset plus N")
+    to.add_argument(
+        "--from-file",
+        type=Path,
+        metavar="CSV",
+        help="the offsets in this file: topic,partition,offset lines (with the group "
+        "first for --all-groups), as --export writes them; no --topic needed",
+    )
     mode = reset.add_mutually_exclusive_group()
     mode.add_argument("--execute", action="store_true", help="commit the planned offsets")
     mode.add_argument("--dry-run", action="store_true", help="only print the plan (the default)")
     add_output_options(reset)
+    reset.add_argument(
+        "--export",
+        action="store_true",
+        help="print the planned offsets as CSV, the format --from-file reads",
+    )
     add_client_options(reset)
     reset.set_defaults(run=run_reset_offsets)
 
@@ -269,10 +300,19 @@ def _print_group(group: dict[str, Any]) -> None:
         )
 
 
+def _chosen_groups(admin: GroupAdmin, named: list[str], all_groups: bool) -> list[str]:
+    """The groups ``named``, or every consumer group with ``--all-groups``."""
+    if all_groups:
+        return [listing.group_id for listing in admin.list_groups()]
+    return list(dict.fromkeys(named))
+
+
 def run_describe(args: argparse.Namespace) -> int:
+    if bool(args.group) == args.all_groups:
+        raise CommandError("name the groups (GROUP ...) or give --all-groups", EXIT_USAGE)
     admin = GroupAdmin(args)
-    group_ids = list(dict.fromkeys(args.group))
-    descriptions = admin.describe(group_ids)
+    group_ids = _chosen_groups(admin, args.group, args.all_groups)
+    descriptions = admin.describe(group_ids) if group_ids else {}
     found: list[tuple[ConsumerGroupDescription, dict[Partition, int]]] = []
     missing = []
     for group in group_ids:
@@ -295,6 +335,8 @@ def run_describe(args: argparse.Namespace) -> int:
     reports = [_group_json(description, committed, log_ends) for description, committed in found]
     if args.json:
         print_json(reports)
+    elif not group_ids:
+        print(f"No consumer groups on {admin.broker}.")
     else:
         for number, report in enumerate(reports):
             if number:
@@ -319,11 +361,51 @@ def _strategy(args: argparse.Namespace) -> ResetStrategy:
         return ResetStrategy(ResetKind.EARLIEST)
     if args.to_latest:
         return ResetStrategy(ResetKind.LATEST)
+    if args.to_current:
+        return ResetStrategy(ResetKind.CURRENT)
     if args.to_offset is not None:
         return ResetStrategy(ResetKind.OFFSET, args.to_offset)
     if args.to_datetime is not None:
-        return ResetStrategy(ResetKind.DATETIME, parse_datetime_ms(args.to_datetime))
+        try:
+            return ResetStrategy(ResetKind.DATETIME, parse_iso_datetime_ms(args.to_datetime))
+        except ValueError as exc:
+            raise ResetPlanError(f"--to-datetime {exc}") from None
+    if args.by_duration is not None:
+        try:
+            ago_ms = parse_iso_duration_ms(args.by_duration)
+        except ValueError as exc:
+            raise ResetPlanError(f"--by-duration {exc}") from None
+        # not before the epoch: a negative ListOffsets timestamp means something else
+        return ResetStrategy(ResetKind.DATETIME, max(0, int(time.time() * 1000) - ago_ms))
+    if args.from_file is not None:
+        return ResetStrategy(ResetKind.FILE)
     return ResetStrategy(ResetKind.SHIFT, args.shift_by)
+
+
+def _check_reset_usage(args: argparse.Namespace) -> None:
+    if (args.group is None) != args.all_groups:
+        raise CommandError("name one GROUP or give --all-groups", EXIT_USAGE)
+    if args.json and args.export:
+        raise CommandError("--json and --export: choose one output", EXIT_USAGE)
+    scoped = bool(args.topic) or args.all_topics
+    if args.from_file is not None and scoped:
+        raise CommandError(
+            "--from-file takes the partitions from the file: leave out --topic and --all-topics",
+            EXIT_USAGE,
+        )
+    if args.from_file is None and not scoped:
+        raise CommandError(
+            "name the partitions: --topic TOPIC[:P,P...] or --all-topics", EXIT_USAGE
+        )
+
+
+def _read_reset_file(path: Path, group: str | None) -> dict[str, dict[Partition, int]]:
+    try:
+        return parse_reset_csv(path.read_text(encoding="utf-8"), group=group)
+    except OSError as exc:
+        raise ResetPlanError(f"--from-file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise ResetPlanError(f"--from-file {path}: {exc}") from None
 
 
 def _partitions_to_reset(
@@ -374,6 +456,7 @@ def _plan(
     strategy: ResetStrategy,
     partitions: list[Partition],
     committed: dict[Partition, int],
+    requested: dict[Partition, int],
 ) -> list[PlannedOffset]:
     starts = _offsets(admin, partitions, OffsetSpec.earliest(), group)
     ends = _offsets(admin, partitions, OffsetSpec.latest(), group)
@@ -390,61 +473,117 @@ def _plan(
                 log_start_offset=starts[key],
                 log_end_offset=ends[key],
                 offset_at_time=at_time[key] if at_time.get(key, -1) >= 0 else None,
+                requested_offset=requested.get(key),
             )
             for key in partitions
         ],
     )
 
 
-def run_reset_offsets(args: argparse.Namespace) -> int:
-    try:
-        strategy = _strategy(args)
-        topics = None if args.all_topics else [parse_topic_partitions(t) for t in args.topic]
-    except ResetPlanError as exc:
-        raise CommandError(str(exc), EXIT_USAGE) from None
-    admin = GroupAdmin(args)
-    description = admin.describe([args.group])[args.group]
+def _reset_group(
+    admin: GroupAdmin,
+    args: argparse.Namespace,
+    description: ConsumerGroupDescription,
+    strategy: ResetStrategy,
+    topics: list[tuple[str, tuple[int, ...] | None]] | None,
+    requested: dict[Partition, int],
+) -> list[PlannedOffset]:
+    """One inactive group's plan (``requested``: its offsets from ``--from-file``),
+    committed with ``--execute``."""
+    group = description.group_id
     if description.state not in INACTIVE_STATES:
         raise CommandError(
-            f"group {args.group!r} on {admin.broker} is {state_name(description.state)} "
+            f"group {group!r} on {admin.broker} is {state_name(description.state)} "
             f"with {len(description.members)} member(s): offsets can only be reset while "
             "the group is inactive (Empty); stop its consumers first"
         )
-    committed = admin.committed(args.group)
-    partitions = _partitions_to_reset(admin, args.group, topics, committed)
+    committed = admin.committed(group)
+    if strategy.kind == ResetKind.FILE:
+        if not requested:
+            raise CommandError(f"--from-file {args.from_file}: no offsets for group {group!r}")
+        partitions = sorted(requested)
+    else:
+        partitions = _partitions_to_reset(admin, group, topics, committed)
     try:
-        plan = _plan(admin, args.group, strategy, partitions, committed)
+        plan = _plan(admin, group, strategy, partitions, committed, requested)
     except ResetPlanError as exc:
-        raise CommandError(f"group {args.group!r}: {exc}") from None
+        raise CommandError(f"group {group!r}: {exc}") from None
     if args.execute and plan:
-        admin.alter(args.group, {(p.topic, p.partition): p.new_offset for p in plan})
-    if args.json:
-        print_json(
+        admin.alter(group, {(p.topic, p.partition): p.new_offset for p in plan})
+    return plan
+
+
+def _planned_json(group: str, executed: bool, plan: list[PlannedOffset]) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "executed": executed,
+        "partitions": [
             {
-                "group_id": args.group,
-                "executed": bool(args.execute),
-                "partitions": [
-                    {
-                        "topic": p.topic,
-                        "partition": p.partition,
-                        "committed_offset": p.committed_offset,
-                        "new_offset": p.new_offset,
-                    }
-                    for p in plan
-                ],
+                "topic": p.topic,
+                "partition": p.partition,
+                "committed_offset": p.committed_offset,
+                "new_offset": p.new_offset,
             }
-        )
+            for p in plan
+        ],
+    }
+
+
+def _print_plans(args: argparse.Namespace, plans: list[tuple[str, list[PlannedOffset]]]) -> None:
+    executed = bool(args.execute)
+    if args.export:
+        rows = [(g, p.topic, p.partition, p.new_offset) for g, plan in plans for p in plan]
+        sys.stdout.write(format_reset_csv(rows, with_group=args.all_groups))
+    elif args.json:
+        documents = [_planned_json(group, executed, plan) for group, plan in plans]
+        print_json(documents if args.all_groups else documents[0])
     else:
         print_table(
             ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"],
-            [(args.group, p.topic, p.partition, p.committed_offset, p.new_offset) for p in plan],
+            [
+                (group, p.topic, p.partition, p.committed_offset, p.new_offset)
+                for group, plan in plans
+                for p in plan
+            ],
             title=(
                 "New offsets committed"
-                if args.execute
+                if executed
                 else "Dry run: nothing changed (--execute commits these offsets)"
             ),
         )
-    return EXIT_OK
+
+
+def run_reset_offsets(args: argparse.Namespace) -> int:
+    _check_reset_usage(args)
+    try:
+        strategy = _strategy(args)
+        topics = (
+            [parse_topic_partitions(t) for t in args.topic]
+            if args.topic and not args.all_topics
+            else None
+        )
+        file_plans = {} if args.from_file is None else _read_reset_file(args.from_file, args.group)
+    except ResetPlanError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    admin = GroupAdmin(args)
+    group_ids = _chosen_groups(admin, [args.group] if args.group else [], args.all_groups)
+    descriptions = admin.describe(group_ids) if group_ids else {}
+    plans: list[tuple[str, list[PlannedOffset]]] = []
+    exit_code = EXIT_OK
+    for group, description in descriptions.items():
+        try:
+            requested = file_plans.get(group, {})
+            plans.append(
+                (group, _reset_group(admin, args, description, strategy, topics, requested))
+            )
+        except CommandError as exc:
+            if not args.all_groups:
+                raise
+            # as Kafka's tool does, the other groups are still reset
+            print(f"wirekafka groups reset-offsets: {exc}", file=sys.stderr)
+            exit_code = max(exit_code, exc.exit_code)
+    _print_plans(args, plans)
+    return exit_code
 
 
 # -- delete

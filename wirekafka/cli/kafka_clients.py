@@ -1,9 +1,8 @@
 """confluent-kafka clients as the topic and record tools use them.
 
-Their configs come from :func:`wirekafka.cli.client_options.client_config`,
-with librdkafka's own log lines off (a failure reaches the user once, as a
-:class:`~wirekafka.cli.errors.CommandError`) unless the command config sets
-``log_level``. A request to the broker waits at most ``--timeout``.
+Their configs come from :func:`wirekafka.cli.client_options.client_config`
+(which also sets the log policy). A request to the broker waits at most
+``--timeout``.
 """
 
 from __future__ import annotations
@@ -21,9 +20,6 @@ from wirekafka.cli.errors import EXIT_USAGE, CommandError, from_kafka_error
 
 T = TypeVar("T")
 
-# librdkafka logs each failed connect on stderr; the tools report failures themselves
-_QUIET = {"log_level": 0}
-
 
 def kafka_config(
     args: argparse.Namespace,
@@ -35,7 +31,7 @@ def kafka_config(
     neither sets take their ``defaults``."""
     config = client_config(args)
     config.update(settings or {})
-    for key, value in {**_QUIET, **(defaults or {})}.items():
+    for key, value in (defaults or {}).items():
         config.setdefault(key, value)
     return config
 
@@ -80,13 +76,20 @@ def kafka_error(exc: KafkaException) -> KafkaError:
     return KafkaError(KafkaError._FAIL, str(exc))
 
 
-def wait(future: Future[T], args: argparse.Namespace, *, topic: str | None = None, doing: str) -> T:
+def wait(
+    future: Future[T],
+    args: argparse.Namespace,
+    *,
+    topic: str | None = None,
+    group: str | None = None,
+    doing: str,
+) -> T:
     """The future's result, or the :class:`CommandError` naming its Kafka error."""
     try:
         return future.result()
     except KafkaException as exc:
         raise from_kafka_error(
-            kafka_error(exc), broker=args.bootstrap_server, topic=topic, doing=doing
+            kafka_error(exc), broker=args.bootstrap_server, topic=topic, group=group, doing=doing
         ) from exc
 
 

@@ -2,10 +2,12 @@
 --reset-offsets`` plans it: no I/O, the broker's answers come in as arguments.
 
 A strategy names the new position (``--to-earliest``, ``--to-latest``,
-``--to-offset N``, ``--to-datetime TIME``, ``--shift-by N``); every new offset
-is clamped to the partition's ``[log start, log end]``, so an offset past
-either end goes to the nearest end. ``--shift-by`` moves from the committed
-offset and so needs one.
+``--to-current``, ``--to-offset N``, ``--to-datetime TIME`` and
+``--by-duration D``, which both become a time, ``--shift-by N``, ``--from-file
+CSV``); every new offset but ``--to-current``'s is clamped to the partition's
+``[log start, log end]``, so an offset past either end goes to the nearest
+end. ``--shift-by`` moves from the committed offset and so needs one;
+``--to-current`` keeps it, and takes the log end where there is none.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 
 class ResetPlanError(ValueError):
@@ -23,9 +24,11 @@ class ResetPlanError(ValueError):
 class ResetKind(enum.Enum):
     EARLIEST = "to-earliest"
     LATEST = "to-latest"
+    CURRENT = "to-current"
     OFFSET = "to-offset"
     DATETIME = "to-datetime"
     SHIFT = "shift-by"
+    FILE = "from-file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,7 @@ class PartitionOffsets:
 
     ``offset_at_time``: for ``DATETIME``, the first offset whose timestamp is at
     or after the time, ``None`` when no record is that new (the log end is used).
+    ``requested_offset``: for ``FILE``, the offset the file gives.
     """
 
     topic: str
@@ -51,6 +55,7 @@ class PartitionOffsets:
     log_start_offset: int
     log_end_offset: int
     offset_at_time: int | None = None
+    requested_offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,8 @@ def _new_offset(strategy: ResetStrategy, p: PartitionOffsets) -> int:
             target = p.log_start_offset
         case ResetKind.LATEST:
             target = p.log_end_offset
+        case ResetKind.CURRENT:  # not clamped, as in Kafka's tool
+            return p.log_end_offset if p.committed_offset is None else p.committed_offset
         case ResetKind.OFFSET:
             target = strategy.value
         case ResetKind.DATETIME:
@@ -88,6 +95,10 @@ def _new_offset(strategy: ResetStrategy, p: PartitionOffsets) -> int:
                     "the group has no committed offset for it"
                 )
             target = p.committed_offset + strategy.value
+        case ResetKind.FILE:
+            if p.requested_offset is None:
+                raise ResetPlanError(f"no offset for partition {p.topic}-{p.partition} in the file")
+            target = p.requested_offset
     return min(max(target, p.log_start_offset), p.log_end_offset)
 
 
@@ -110,16 +121,3 @@ def parse_topic_partitions(spec: str) -> tuple[str, tuple[int, ...] | None]:
     if any(p < 0 for p in partitions):
         raise ResetPlanError(f"--topic {spec!r}: a partition number cannot be negative")
     return topic, tuple(sorted(partitions))
-
-
-def parse_datetime_ms(text: str) -> int:
-    """``--to-datetime``'s ISO 8601 time (``2024-05-01T12:00:00.000``, with an
-    optional ``Z`` or ``+hh:mm``; without one it is local time, as in Kafka's
-    tool) as milliseconds since the epoch."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ResetPlanError(
-            f"--to-datetime {text!r}: not an ISO 8601 time such as 2024-05-01T12:00:00.000Z"
-        ) from None
-    return round(moment.timestamp() * 1000)

@@ -21,10 +21,6 @@ from wirekafka.cli.output import stdout_console
 
 BYTES_PER_MB = 1024 * 1024
 REFRESH_INTERVAL_S = 0.25
-# librdkafka logs each failed connection attempt on stderr; the tools report the error
-# that ends a run themselves (a --producer-property/--consumer-property log_level=6
-# brings the log back)
-QUIET_CLIENT = {"log_level": "2"}
 
 
 def per_second(amount: float, elapsed_s: float) -> float:

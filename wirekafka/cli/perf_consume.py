@@ -30,7 +30,6 @@ from wirekafka.cli.key_values import key_values
 from wirekafka.cli.output import print_json, stdout_console
 from wirekafka.cli.perf_common import (
     BYTES_PER_MB,
-    QUIET_CLIENT,
     ProgressLine,
     per_second,
     progress_console,
@@ -162,7 +161,6 @@ class _Run:
 def run(args: argparse.Namespace) -> int:
     settings = {
         "group.id": args.group,
-        **QUIET_CLIENT,
         "auto.offset.reset": args.from_,
         **key_values(args.consumer_properties, "--consumer-property"),
     }

@@ -28,7 +28,6 @@ from wirekafka.cli.latency_stats import LatencySummary, running_percentiles
 from wirekafka.cli.output import print_json, stdout_console
 from wirekafka.cli.perf_common import (
     BYTES_PER_MB,
-    QUIET_CLIENT,
     ProgressLine,
     per_second,
     progress_console,
@@ -67,7 +66,6 @@ class _Deliveries:
 
 def run(args: argparse.Namespace) -> int:
     settings = {
-        **QUIET_CLIENT,
         **key_values(args.producer_properties, "--producer-property"),
     }
     if args.acks is not None:

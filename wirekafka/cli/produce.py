@@ -8,6 +8,12 @@ prints it on stdout too: ``{"topic", "records_sent", "records_failed",
 first error's code; a topic the broker does not have (auto-create off) is
 UNKNOWN_TOPIC_OR_PART before anything is sent. Keyed records go to the
 partition Java clients choose (murmur2) unless ``--partition`` is given.
+
+``--property`` takes Kafka's console producer reader properties
+(``parse.key``, ``key.separator``, ``parse.headers``, ``headers.delimiter``,
+``headers.separator``, ``headers.key.separator``, ``ignore.error``,
+``null.marker``; see :mod:`wirekafka.cli.record_lines`) and librdkafka's
+producer settings (any other key).
 """
 
 from __future__ import annotations
@@ -26,7 +32,15 @@ from wirekafka.cli.errors import EXIT_USAGE, CommandError, from_kafka_error
 from wirekafka.cli.kafka_clients import existing_topic, kafka_config, producer, timeout_ms
 from wirekafka.cli.key_values import key_values, split_key_value
 from wirekafka.cli.output import print_json
-from wirekafka.cli.record_lines import LineError, numbered_lines, split_key
+from wirekafka.cli.record_lines import (
+    READER_PROPERTIES,
+    Header,
+    LineError,
+    LineFormat,
+    LineFormatError,
+    numbered_lines,
+    parse_line,
+)
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 ACKS = ("0", "1", "all")
@@ -56,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a header added to every record; repeatable (in order)",
+        help="a header added to every record (before a line's own); repeatable (in order)",
     )
     parser.add_argument(
         "--partition", type=int, metavar="P", help="send every record to partition P"
@@ -72,7 +86,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a librdkafka producer setting (linger.ms=5, batch.size=...); repeatable",
+        help="a line reader property as Kafka's console producer takes it (parse.key, "
+        "key.separator, parse.headers, headers.delimiter, headers.separator, "
+        "headers.key.separator, ignore.error, null.marker) or a librdkafka producer "
+        "setting (linger.ms=5, ...); repeatable",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     add_client_options(parser)
@@ -99,11 +116,15 @@ class Deliveries:
 
 
 def run(args: argparse.Namespace) -> int:
-    headers: list[tuple[str, str | bytes | None]] = []
+    headers: list[Header] = []
     for header in args.header:
         key, value = split_key_value(header, "--header")
         headers.append((key, value.encode()))
-    settings: dict[str, object] = dict(key_values(args.property, "--property"))
+    properties = key_values(args.property, "--property")
+    line_format = _line_format(args, properties)
+    settings: dict[str, object] = {
+        key: value for key, value in properties.items() if key not in READER_PROPERTIES
+    }
     if args.acks is not None:
         settings["acks"] = args.acks
     if args.compression is not None:
@@ -113,9 +134,6 @@ def run(args: argparse.Namespace) -> int:
         settings,
         defaults={"message.timeout.ms": timeout_ms(args), "partitioner": "murmur2_random"},
     )
-    separator = args.key_separator.encode() if args.key_separator is not None else None
-    if separator == b"":
-        raise CommandError("--key-separator must not be empty", EXIT_USAGE)
     source = _open(args.file)
     client = producer(config)
     try:
@@ -129,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 doing=f"produce to partition {args.partition} of",
             )
         deliveries = Deliveries()
-        line_error = _send_lines(client, args, source, separator, headers, deliveries)
+        line_error = _send_lines(client, args, source, line_format, headers, deliveries)
         _wait_for_deliveries(client)
     finally:
         if source is not sys.stdin.buffer:
@@ -146,6 +164,24 @@ def run(args: argparse.Namespace) -> int:
             "records to",
         )
     return 0
+
+
+def _line_format(args: argparse.Namespace, properties: dict[str, str]) -> LineFormat:
+    """The line format: the reader properties, with ``--key-separator SEP`` for
+    ``parse.key=true`` and ``key.separator=SEP``."""
+    reader = {key: value for key, value in properties.items() if key in READER_PROPERTIES}
+    if args.key_separator is not None:
+        if "parse.key" in reader or "key.separator" in reader:
+            raise CommandError(
+                "--key-separator and --property parse.key/key.separator: give one", EXIT_USAGE
+            )
+        if not args.key_separator:
+            raise CommandError("--key-separator must not be empty", EXIT_USAGE)
+        reader |= {"parse.key": "true", "key.separator": args.key_separator}
+    try:
+        return LineFormat.from_properties(reader)
+    except LineFormatError as exc:
+        raise CommandError(f"--property: {exc}", EXIT_USAGE) from None
 
 
 def _open(path: Path | None) -> BinaryIO:
@@ -165,22 +201,23 @@ def _send_lines(
     client: Producer,
     args: argparse.Namespace,
     source: BinaryIO,
-    separator: bytes | None,
-    headers: list[tuple[str, str | bytes | None]],
+    line_format: LineFormat,
+    headers: list[Header],
     deliveries: Deliveries,
 ) -> LineError | None:
     """Send each line; stop at the first line that is no record (returned), or at Ctrl-C."""
     extra = {} if args.partition is None else {"partition": args.partition}
     try:
         for number, line in numbered_lines(source):
-            key, value = (None, line) if separator is None else split_key(line, separator, number)
+            record = parse_line(line, number, line_format)
+            record_headers: list[tuple[str, str | bytes | None]] = [*headers, *record.headers]
             while True:
                 try:
                     client.produce(
                         args.topic,
-                        value=value,
-                        key=key,
-                        headers=headers or None,
+                        value=record.value,
+                        key=record.key,
+                        headers=record_headers or None,
                         on_delivery=deliveries.report,
                         **extra,
                     )

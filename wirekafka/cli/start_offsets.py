@@ -1,14 +1,15 @@
 """Where ``wirekafka consume --from`` starts: ``earliest``, ``latest``, an offset,
-or ``@TIMESTAMP`` (milliseconds since the epoch, or ISO-8601; a time without a
-zone is UTC), which ListOffsets maps to each partition's first offset at or
-after it."""
+or ``@TIMESTAMP`` (milliseconds since the epoch, or an ISO-8601 time as
+:mod:`wirekafka.cli.iso_datetime` reads it), which ListOffsets maps to each
+partition's first offset at or after it."""
 
 from __future__ import annotations
 
 import argparse
 import enum
 from dataclasses import dataclass
-from datetime import UTC, datetime
+
+from wirekafka.cli.iso_datetime import parse_iso_datetime_ms
 
 
 class StartKind(enum.Enum):
@@ -26,22 +27,13 @@ class StartFrom:
 
 def parse_timestamp_ms(text: str) -> int:
     """Milliseconds since the epoch of ``text``: digits are taken as milliseconds,
-    anything else as an ISO-8601 date and time (UTC when it names no zone)."""
+    anything else as an ISO-8601 time (:mod:`wirekafka.cli.iso_datetime`)."""
     if text.isdigit():
         return int(text)
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(
-            f"not a timestamp: {text!r} (milliseconds since the epoch, or ISO-8601 such as "
-            "2024-05-01T12:00:00Z)"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    millis = round(moment.timestamp() * 1000)
-    if millis < 0:
-        raise ValueError(f"timestamp before the epoch: {text!r}")
-    return millis
+        return parse_iso_datetime_ms(text)
+    except ValueError as exc:
+        raise ValueError(f"not a timestamp: {exc}, nor milliseconds since the epoch") from None
 
 
 def parse_start(text: str) -> StartFrom:

@@ -84,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     create.add_argument(
         "--if-not-exists", action="store_true", help="succeed when the topic exists already"
     )
+    add_output_options(create)
     add_client_options(create)
     create.set_defaults(run=run_create)
 
@@ -94,6 +95,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     delete.add_argument(
         "--if-exists", action="store_true", help="succeed for a topic that does not exist"
     )
+    add_output_options(delete)
     add_client_options(delete)
     delete.set_defaults(run=run_delete)
 
@@ -121,5 +123,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="KEY",
         help="remove a topic config (back to the broker's default); repeatable",
     )
+    add_output_options(alter)
     add_client_options(alter)
     alter.set_defaults(run=run_alter)

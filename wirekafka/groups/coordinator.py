@@ -348,9 +348,8 @@ class GroupCoordinator:
         group.rebalance_deadline_ms = None
         group.initial_delay_ms = 0
         group.generation_id += 1
-        if not group.members:
+        if not group.members:  # Empty keeps its protocol type, as Kafka's group does
             group.protocol_name = None
-            group.protocol_type = None
             group.leader_id = None
             group.transition(GroupState.EMPTY, now_ms)
             self.stored.append(group.group_id)

@@ -60,14 +60,19 @@ class Group:
         self.state_timestamp_ms = now_ms
 
     def supports(self, protocol_type: str, protocol_names: list[str]) -> bool:
-        """Whether a member with these protocols may join (Kafka's compatibility rule)."""
+        """Whether a member with these protocols may join (Kafka's compatibility rule).
+
+        An Empty group takes any protocol type (its next first member sets the
+        group's, which it kept from its last members); otherwise the type must be
+        the group's and a protocol must be one every member supports.
+        """
         if not protocol_names or not protocol_type:
             return False
-        if not self.members:
+        if self.state == GroupState.EMPTY:
             return True
         if protocol_type != self.protocol_type:
             return False
-        return bool(self._candidates() & set(protocol_names))
+        return not self.members or bool(self._candidates() & set(protocol_names))
 
     def _candidates(self) -> set[str]:
         members = iter(self.members.values())

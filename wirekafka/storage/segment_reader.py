@@ -422,6 +422,36 @@ def read_index(data: Buffer, entry: struct.Struct) -> IndexEntries:
     return IndexEntries(entries[:used], whole - used * entry.size, problems)
 
 
+def sanity_problems(index: IndexEntries, *, time_index: bool) -> list[Problem]:
+    """Kafka's sanity check of an index file, the one a broker makes when it
+    opens a segment to decide whether to rebuild the index: the file holds
+    whole entries; the last entry's offset is not below the base offset
+    (relative offset >= 0); in a time index, the last timestamp is not below
+    the first. Nothing is held against the log."""
+    problems = list(index.problems)  # the file's size
+    if not index.entries:
+        return problems
+    last = len(index.entries) - 1
+    first_key, _ = index.entries[0]
+    last_key, last_value = index.entries[last]
+    relative = last_value if time_index else last_key
+    if relative < 0:
+        problems.append(
+            Problem(
+                f"the last entry's offset is below the base offset (relative offset {relative})",
+                entry=last,
+            )
+        )
+    if time_index and last_key < first_key:
+        problems.append(
+            Problem(
+                f"the last timestamp {last_key} is below the first timestamp {first_key}",
+                entry=last,
+            )
+        )
+    return problems
+
+
 def check_offset_index(
     entries: list[tuple[int, int]], base_offset: int, layout: LogLayout
 ) -> Iterator[Problem]:

@@ -17,6 +17,7 @@ import ssl
 import struct
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -285,9 +286,9 @@ def refused_produce(config: dict, topic: str) -> str:
     ],
 )
 def test_a_failed_login_is_refused_and_stores_nothing(
-    secured: Broker, certs: Certificates, topic_name, listener, mechanism, user, password, expected
+    secured: Broker, certs: Certificates, listener, mechanism, user, password, expected
 ) -> None:
-    topic = topic_name()
+    topic = f"refused-{uuid.uuid4().hex}"  # not named after the password
     Producer({"bootstrap.servers": secured.bootstrap}).produce(topic, b"first", partition=0)
     assert confluent_round_trip(librdkafka_config(secured, "PLAINTEXT", None, certs), topic)
     before = end_offset(secured, topic)

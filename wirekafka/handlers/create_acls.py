@@ -16,7 +16,7 @@ from wirekafka.security.acl import AclBinding, AclOperation, invalid_binding
 from wirekafka.security.authorizer import AclAuthorizer
 
 
-def _create(
+def _created(
     authorizer: AclAuthorizer, ctx: BrokerContext, body: CreateAclsRequest
 ) -> list[AclCreationResult]:
     results = []
@@ -46,7 +46,7 @@ async def handle_create_acls(ctx: BrokerContext, request: Request) -> CreateAcls
     elif authorizer is None:
         code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
     else:
-        return CreateAclsResponse(throttle_time_ms=0, results=_create(authorizer, ctx, body))
+        return CreateAclsResponse(throttle_time_ms=0, results=_created(authorizer, ctx, body))
     return CreateAclsResponse(
         throttle_time_ms=0,
         results=[AclCreationResult(error_code=code, error_message=message) for _ in body.creations],

@@ -40,9 +40,7 @@ def make_certificates(directory: Path, client_name: str = "client") -> Certifica
     try:
         import trustme
     except ImportError:
-        raise RuntimeError(
-            "making test certificates needs trustme: pip install trustme"
-        ) from None
+        raise RuntimeError("making test certificates needs trustme: pip install trustme") from None
     directory.mkdir(parents=True, exist_ok=True)
     authority = trustme.CA()
     broker = authority.issue_cert("localhost", "127.0.0.1")

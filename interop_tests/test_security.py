@@ -29,6 +29,14 @@ from kafka.errors import KafkaError
 
 from interop_tests.broker import Broker
 from interop_tests.clients.kcat import kcat_binary
+from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.sasl_authenticate import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+)
+from wirekafka.protocol.messages.sasl_handshake import SaslHandshakeRequest
 from wirekafka.security.scram_credentials import format_credential, new_credential
 from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.testing.certificates import Certificates, make_certificates
@@ -372,3 +380,90 @@ def test_required_client_auth_refuses_a_client_without_a_certificate(
     config["ssl.key.location"] = str(certs.client_key)
     assert confluent_round_trip(config, topic) == EXPECTED
     assert end_offset(required_broker, topic) == RECORDS  # only the authenticated records
+
+
+def sasl_plaintext_broker(broker_factory, **settings: str) -> Broker:
+    return broker_factory(
+        settings={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+            **settings,
+        }
+    )
+
+
+def plain_login(client: ProtocolClient, handshake_version: int = 1) -> SaslAuthenticateResponse:
+    handshake = client.request(
+        ApiKey.SASL_HANDSHAKE, handshake_version, SaslHandshakeRequest(mechanism="PLAIN")
+    )
+    assert handshake.error_code == ErrorCode.NONE
+    token = SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret")
+    return client.request(ApiKey.SASL_AUTHENTICATE, 1, token)
+
+
+def test_handshake_v0_takes_bare_tokens(broker_factory) -> None:
+    """The framing of clients older than SaslAuthenticate: after SaslHandshake v0 the
+    token goes as a bare size-prefixed frame and comes back so."""
+    broker = sasl_plaintext_broker(broker_factory)
+    port = broker.listener_ports["SASL_PLAINTEXT"]
+    with ProtocolClient("127.0.0.1", port) as client:
+        handshake = client.request(
+            ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest(mechanism="PLAIN")
+        )
+        assert (handshake.error_code, "PLAIN" in handshake.mechanisms) == (ErrorCode.NONE, True)
+        token = b"\x00alice\x00alice-secret"
+        client._sock.sendall(struct.pack(">i", len(token)) + token)
+        assert client._sock.recv(4) == b"\x00\x00\x00\x00"  # an empty answer: done
+        assert client.metadata().brokers  # authenticated: served
+    with socket.create_connection(("127.0.0.1", port), 5) as sock:
+        sock.settimeout(10)
+        body = struct.pack(">hhih", 17, 0, 1, 1) + b"t" + struct.pack(">h", 5) + b"PLAIN"
+        sock.sendall(struct.pack(">i", len(body)) + body)
+        sock.recv(4096)
+        bad = b"\x00alice\x00Not-The-Password-4"
+        sock.sendall(struct.pack(">i", len(bad)) + bad)
+        assert sock.recv(4096) == b""  # refused: closed, after the delay, without an answer
+    assert "Not-The-Password-4" not in broker.output()
+
+
+def test_a_session_past_connections_max_reauth_ms_must_log_in_again(
+    broker_factory, topic_name
+) -> None:
+    broker = sasl_plaintext_broker(
+        broker_factory, **{"listener.name.sasl_plaintext.connections.max.reauth.ms": "2000"}
+    )
+    port = broker.listener_ports["SASL_PLAINTEXT"]
+    with ProtocolClient("127.0.0.1", port) as client:
+        assert plain_login(client).session_lifetime_ms == 2000
+        time.sleep(1.0)
+        assert plain_login(client).session_lifetime_ms == 2000  # again, before it ends
+        time.sleep(1.5)
+        assert client.metadata().brokers  # within the new session
+        time.sleep(2.5)
+        with pytest.raises((ProtocolClientError, OSError)):
+            client.metadata()  # the session ended: closed unanswered
+    # librdkafka re-authenticates by itself (KIP-368) and keeps consuming across sessions
+    topic = topic_name()
+    config = {
+        "bootstrap.servers": broker.listener_bootstrap("SASL_PLAINTEXT"),
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "alice",
+        "sasl.password": "alice-secret",
+    }
+    producer = Producer(config)
+    consumer = Consumer({**config, "group.id": topic, "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    received = 0
+    deadline = time.monotonic() + 7  # three sessions and more
+    while time.monotonic() < deadline:
+        producer.produce(topic, b"x")
+        producer.poll(0)
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            received += 1
+    producer.flush(10)
+    consumer.close()
+    assert received > 10
+    # only the hand-made client above was closed for not logging in again
+    assert broker.output().count("without re-authentication") == 1

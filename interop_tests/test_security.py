@@ -29,6 +29,7 @@ from kafka.errors import KafkaError
 
 from interop_tests.broker import Broker
 from interop_tests.clients.kcat import kcat_binary
+from interop_tests.kafka_tools import KafkaTools
 from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -467,3 +468,48 @@ def test_a_session_past_connections_max_reauth_ms_must_log_in_again(
     assert received > 10
     # only the hand-made client above was closed for not logging in again
     assert broker.output().count("without re-authentication") == 1
+
+
+def java_client_config(
+    broker: Broker, listener: str, mechanism: str | None, certs: Certificates, path: Path
+) -> Path:
+    """A properties file for Kafka's tools (the Java client 4.x)."""
+    lines = [f"security.protocol={listener}"]
+    if listener.endswith("SSL"):
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={certs.ca}"]
+    if mechanism is not None:
+        user, password = credentials(mechanism)
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
+        lines += [
+            f"sasl.mechanism={mechanism}",
+            f'sasl.jaas.config={module} required username="{user}" password="{password}";',
+        ]
+    elif listener == "SSL":
+        keystore = path.with_suffix(".keystore.pem")
+        keystore.write_text(certs.client_key.read_text() + certs.client_certificate.read_text())
+        lines += ["ssl.keystore.type=PEM", f"ssl.keystore.location={keystore}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("listener", "mechanism"),
+    [("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "PLAIN"), ("SSL", None)],
+)
+def test_the_java_client_through_kafkas_console_tools(
+    secured: Broker, certs: Certificates, topic_name, tmp_path: Path, listener, mechanism
+) -> None:
+    topic = topic_name()
+    config = java_client_config(secured, listener, mechanism, certs, tmp_path / "client.properties")
+    tools = KafkaTools(secured.listener_bootstrap(listener))
+    lines = "".join(f"value-{i}\n" for i in range(RECORDS))
+    tools.console_producer("--topic", topic, "--command-config", str(config), stdin=lines)
+    consumed = tools.console_consumer(
+        "--topic", topic, "--from-beginning", "--max-messages", str(RECORDS),
+        "--command-config", str(config), "--timeout-ms", "30000",
+    )  # fmt: skip
+    assert sorted(consumed.stdout.split()) == sorted(v.decode() for v in EXPECTED)

@@ -12,26 +12,23 @@ error code. ``--debug CONTEXTS`` (librdkafka's ``debug``: ``broker,protocol``,
 confluent-kafka (librdkafka): the file's keys are librdkafka's, which for the
 usual settings are Kafka's own (``security.protocol``, ``sasl.mechanism``,
 ``client.id``); the Java client's keys with another shape are translated
-(``sasl.jaas.config``'s username and password, PEM ``ssl.truststore.location``
-and ``ssl.keystore.location``, an empty ``ssl.endpoint.identification.algorithm``).
+(:mod:`wirekafka.java_client_settings`).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 from wirekafka.config import read_properties_file
+from wirekafka.java_client_settings import translate_java_settings
 from wirekafka.storage.config import ConfigError
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
 DEFAULT_TIMEOUT_S = 30.0
 QUIET_LOG_LEVEL = 0  # librdkafka's syslog levels: nothing
 DEBUG_LOG_LEVEL = 7  # everything, with --debug
-
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def add_client_options(parser: argparse.ArgumentParser) -> None:
@@ -76,32 +73,9 @@ def client_config(args: argparse.Namespace, **settings: str | int | bool) -> dic
             properties = read_properties_file(args.command_config)
         except (OSError, ConfigError) as exc:
             raise CommandError(f"--command-config: {exc}", EXIT_USAGE) from exc
-        config.update(translate_java_settings(properties))
+        try:
+            config.update(translate_java_settings(properties))
+        except ValueError as exc:
+            raise CommandError(f"--command-config: {exc}", EXIT_USAGE) from None
     config.update(settings)
     return config
-
-
-def translate_java_settings(properties: dict[str, str]) -> dict[str, str]:
-    """Kafka (Java client) settings as librdkafka takes them; others are kept."""
-    translated: dict[str, str] = {}
-    for key, value in properties.items():
-        if key == "sasl.jaas.config":
-            options = dict(_JAAS_OPTION.findall(value))
-            for option, target in (("username", "sasl.username"), ("password", "sasl.password")):
-                if option in options:
-                    translated[target] = options[option].replace('\\"', '"')
-        elif key == "ssl.truststore.location":
-            translated["ssl.ca.location"] = value
-        elif key == "ssl.keystore.location":  # PEM: the key and its certificate chain
-            translated["ssl.certificate.location"] = value
-            translated["ssl.key.location"] = value
-        elif key == "ssl.key.password":
-            translated["ssl.key.password"] = value
-        elif key == "ssl.endpoint.identification.algorithm" and not value:
-            translated[key] = "none"
-        elif key in ("ssl.truststore.type", "ssl.keystore.type"):
-            if value.upper() != "PEM":
-                raise CommandError(f"--command-config: {key}={value}: only PEM is read", EXIT_USAGE)
-        else:
-            translated[key] = value
-    return translated

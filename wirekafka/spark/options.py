@@ -266,7 +266,10 @@ def _client_config(options: Mapping[str, str]) -> dict[str, str]:
                 f"kafka.{client_key} is not supported: {_MANAGED_CLIENT_KEYS[client_key]}"
             )
         config[client_key] = value
-    return config
+    try:
+        return translate_java_settings(config)
+    except ValueError as exc:
+        raise OptionError(f"kafka.{exc}") from None
 
 
 def _bootstrap_servers(given: Mapping[str, str]) -> str:

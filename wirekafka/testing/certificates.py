@@ -54,5 +54,17 @@ def make_certificates(directory: Path, client_name: str = "client") -> Certifica
     authority.cert_pem.write_to_path(str(found.ca))
     broker.private_key_and_cert_chain_pem.write_to_path(str(found.broker))
     client.cert_chain_pems[0].write_to_path(str(found.client_certificate))
-    client.private_key_pem.write_to_path(str(found.client_key))
+    found.client_key.write_bytes(_pkcs8(client.private_key_pem.bytes()))
     return found
+
+
+def _pkcs8(key_pem: bytes) -> bytes:
+    """A private key in PKCS#8 PEM, the form the Java client's PEM key stores read."""
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )

@@ -183,3 +183,16 @@ async def run_blocking(pool: WorkerPool, fn: Callable[[*Ts], R], *args: *Ts) -> 
     outlives the task that asked for it.
     """
     return await trio.to_thread.run_sync(fn, *args, limiter=pool.limiter())
+
+
+def run_on_loop(token: trio.lowlevel.TrioToken | None, fn: Callable[[], None]) -> None:
+    """Run ``fn`` on the event loop of ``token``, waiting for it: how a worker thread
+    hands a change of shared state to the loop. Without a loop to hand it to (no
+    token, the loop's own thread, a loop that has finished) ``fn`` runs here."""
+    if token is None or trio.lowlevel.in_trio_run():
+        fn()
+        return
+    try:
+        trio.from_thread.run_sync(fn, trio_token=token)
+    except trio.RunFinishedError:
+        fn()

@@ -20,6 +20,7 @@ from wirekafka.zk.znodes import (
     BrokerIdZNode,
     BrokerRegistration,
     ClusterIdZNode,
+    ConfigEntityChangeNotificationSequenceZNode,
     ConfigEntityChangeNotificationZNode,
     ConfigEntityTypeZNode,
     ConfigEntityZNode,
@@ -40,6 +41,8 @@ from wirekafka.zk.znodes import (
     TopicsZNode,
     TopicZNode,
     ZnodeFormatError,
+    desanitize_entity_name,
+    sanitize_entity_name,
 )
 
 TS = 1700000000123
@@ -52,6 +55,7 @@ DATA_ZNODES: list[Any] = [
     ControllerZNode,
     ControllerEpochZNode,
     ConfigEntityZNode,
+    ConfigEntityChangeNotificationSequenceZNode,
     ConsumerOffset,
     ClusterIdZNode,
     ProducerIdBlockZNode,
@@ -274,6 +278,43 @@ def test_config_entity_znode():
     assert ConfigEntityZNode.decode(data) == config
     assert ConfigEntityZNode.encode({}) == b'{"version":1,"config":{}}'
     assert ConfigEntityZNode.decode(ConfigEntityZNode.encode({})) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "sanitized"),
+    [
+        ("alice", "alice"),
+        ("a.b-c_d", "a.b-c_d"),
+        ("CN=x, O=y", "CN%3Dx%2C%20O%3Dy"),  # a space is %20, never +
+        ("a*b~c", "a%2Ab%7Ec"),  # * and ~ encoded, as Java's URLEncoder and Sanitizer do
+        ("a/b+c%d", "a%2Fb%2Bc%25d"),
+        ("zo\u00eb", "zo%C3%AB"),  # UTF-8, upper-case hex
+    ],
+)
+def test_entity_names_are_sanitized_as_kafka_does(name, sanitized):
+    assert sanitize_entity_name(name) == sanitized
+    assert desanitize_entity_name(sanitized) == name
+    assert ConfigEntityZNode.path("users", sanitized) == f"/config/users/{sanitized}"
+
+
+def test_desanitizing_reads_plus_as_a_space_and_refuses_broken_escapes():
+    assert desanitize_entity_name("a+b") == "a b"  # URLDecoder's reading
+    for bad in ("a%", "a%2", "a%zz", "%FF"):
+        with pytest.raises(ValueError):
+            desanitize_entity_name(bad)
+
+
+def test_config_change_notification_writes_version_2():
+    data = ConfigEntityChangeNotificationSequenceZNode.encode("users", "CN%3Dx")
+    assert data == b'{"version":2,"entity_path":"users/CN%3Dx"}'
+    assert ConfigEntityChangeNotificationSequenceZNode.decode(data) == "users/CN%3Dx"
+    assert (
+        ConfigEntityChangeNotificationSequenceZNode.path_prefix == "/config/changes/config_change_"
+    )
+    version_1 = b'{"version":1,"entity_type":"topics","entity_name":"t"}'
+    assert ConfigEntityChangeNotificationSequenceZNode.decode(version_1) == "topics/t"
+    with pytest.raises(ValueError):
+        ConfigEntityChangeNotificationSequenceZNode.encode("users", "a/b")
 
 
 def test_config_entity_znode_writes_non_ascii_as_raw_utf8():

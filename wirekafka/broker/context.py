@@ -38,6 +38,7 @@ from wirekafka.storage.log_manager import LogManager
 from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.worker_threads import blocking
 from wirekafka.zk.cluster import ZkCluster
+from wirekafka.zk.scram_credentials import ZkScramCredentials
 
 
 class CloseConnection(Exception):
@@ -64,7 +65,8 @@ class BrokerContext:
     appends: AppendWatch = field(default_factory=AppendWatch)
     replicas: ReplicaManager | None = None  # set with zookeeper.connect: partitions replicate
     metrics: BrokerMetrics = field(default_factory=BrokerMetrics)  # counters for /metrics
-    scram_users: ScramUsers | None = None  # SCRAM credentials (the embedded default's file)
+    # SCRAM credentials: the embedded default's file, or ZooKeeper's /config/users
+    scram_users: ScramUsers | None = None
     authorizer: AclAuthorizer | None = None  # set with authorizer.class.name: requests are checked
 
 
@@ -89,11 +91,17 @@ def open_broker_context(
         endpoint, listeners = next(iter(endpoints.values())), endpoints
     store: TopicStore
     cluster: ClusterView
+    credentials: SecurityMetadata | ZkScramCredentials
     if zookeeper is None:
         store = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
         cluster = LocalCluster(endpoint, listeners)
+        credentials = SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)
     else:
         store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
+        credentials = ZkScramCredentials(zookeeper.session, zookeeper.trio_token)
+        credentials.refresh()
+        # a new session has none of the old one's watches: read them all again
+        zookeeper.session.on_new_session(credentials.refresh)
     restore_offsets_topic_configs(store)  # before its logs open, so they open compacted
     topics_at_start = store.topics()
 
@@ -155,7 +163,7 @@ def open_broker_context(
         zookeeper=zookeeper,
         appends=appends,
         replicas=replicas,
-        scram_users=ScramUsers(SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)),
+        scram_users=ScramUsers(credentials),
     )
 
 

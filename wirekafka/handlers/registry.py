@@ -7,6 +7,7 @@ from typing import Any
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.alter_configs import handle_alter_configs
+from wirekafka.handlers.alter_user_scram_credentials import handle_alter_user_scram_credentials
 from wirekafka.handlers.api_versions import handle_api_versions
 from wirekafka.handlers.controlled_shutdown import handle_controlled_shutdown
 from wirekafka.handlers.create_acls import handle_create_acls
@@ -17,10 +18,14 @@ from wirekafka.handlers.delete_groups import handle_delete_groups
 from wirekafka.handlers.delete_records import handle_delete_records
 from wirekafka.handlers.delete_topics import handle_delete_topics
 from wirekafka.handlers.describe_acls import handle_describe_acls
+from wirekafka.handlers.describe_client_quotas import handle_describe_client_quotas
 from wirekafka.handlers.describe_cluster import handle_describe_cluster
 from wirekafka.handlers.describe_configs import handle_describe_configs
 from wirekafka.handlers.describe_groups import handle_describe_groups
 from wirekafka.handlers.describe_log_dirs import handle_describe_log_dirs
+from wirekafka.handlers.describe_user_scram_credentials import (
+    handle_describe_user_scram_credentials,
+)
 from wirekafka.handlers.fetch import handle_fetch
 from wirekafka.handlers.find_coordinator import handle_find_coordinator
 from wirekafka.handlers.heartbeat import handle_heartbeat
@@ -75,6 +80,9 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_GROUPS: handle_delete_groups,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
     ApiKey.OFFSET_DELETE: handle_offset_delete,
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: handle_describe_client_quotas,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: handle_describe_user_scram_credentials,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: handle_alter_user_scram_credentials,
     ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
     ApiKey.SASL_HANDSHAKE: handle_sasl_handshake,
     ApiKey.SASL_AUTHENTICATE: handle_sasl_authenticate,

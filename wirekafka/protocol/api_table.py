@@ -24,6 +24,7 @@ from wirekafka.protocol.messages import (
     delete_records,
     delete_topics,
     describe_acls,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -84,6 +85,7 @@ class ApiKey(enum.IntEnum):
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_CLIENT_QUOTAS = 48
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
@@ -156,6 +158,7 @@ API_TABLE: dict[int, Api] = {
         _api(ApiKey.DELETE_GROUPS, delete_groups, 2, "2+"),
         _api(ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs, 1, "1+"),
         _api(ApiKey.OFFSET_DELETE, offset_delete, 0, "none"),
+        _api(ApiKey.DESCRIBE_CLIENT_QUOTAS, describe_client_quotas, 1, "1+"),
         _api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, describe_user_scram_credentials, 0, "0+"),
         _api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials, 0, "0+"),
         _api(ApiKey.DESCRIBE_CLUSTER, describe_cluster, 1, "0+"),

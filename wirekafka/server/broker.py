@@ -206,6 +206,8 @@ class Broker:
                     nursery.start_soon(metrics.run, metrics_sockets)
                 if registry is not None and self.zk_cluster is not None:
                     nursery.start_soon(self.zk_cluster.run)
+                    if self.context.scram_users is not None:
+                        nursery.start_soon(self.context.scram_users.run)
                     nursery.start_soon(registry.session.renew_registrations)
                 if (replicas := self.context.replicas) is not None:
                     nursery.start_soon(replicas.run)

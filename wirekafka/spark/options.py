@@ -18,6 +18,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from wirekafka.java_client_settings import translate_java_settings
+
 # The sentinels of Spark's offsets JSON.
 EARLIEST = -2
 LATEST = -1

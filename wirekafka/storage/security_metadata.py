@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,12 @@ class SecurityMetadata:
         except (KeyError, TypeError, AttributeError) as exc:
             raise SecurityMetadataError(f"{self.path}: malformed: {exc!r}") from exc
 
-    def scram_credentials(self) -> dict[str, dict[str, str]]:
-        return {user: dict(mechanisms) for user, mechanisms in self._users.items()}
+    def scram_credentials(self) -> Mapping[str, Mapping[str, str]]:
+        """user -> mechanism -> credential text (replaced whole by a change, never altered)."""
+        return self._users
 
     @blocking
-    def set_scram_credentials(self, changes: dict[tuple[str, str], str | None]) -> None:
+    def set_scram_credentials(self, changes: Mapping[tuple[str, str], str | None]) -> None:
         """Apply ``(user, mechanism) -> credential text`` (None: delete) all at once;
         MetadataSaveError (and nothing changed) if the file cannot be written."""
         with self._write_lock:

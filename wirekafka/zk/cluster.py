@@ -48,7 +48,7 @@ import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from wirekafka.worker_threads import METADATA, blocking, run_blocking
+from wirekafka.worker_threads import METADATA, blocking, run_blocking, run_on_loop
 from wirekafka.zk.assignment import assign_replicas, replicas_for_new_partitions
 from wirekafka.zk.election import NO_LEADER, decide, decide_controlled_shutdown
 from wirekafka.zk.session import ZkSession, ZooKeeperError
@@ -182,6 +182,11 @@ class ZkCluster:
         self._shutting_down_lock = threading.Lock()
         self._controlled_shutdowns: trio.Lock | None = None  # one at a time, on the loop
 
+    @property
+    def trio_token(self) -> trio.lowlevel.TrioToken | None:
+        """The event loop that owns the cache (None: whoever calls)."""
+        return self._token
+
     # lifecycle
 
     async def run(self) -> None:
@@ -239,23 +244,15 @@ class ZkCluster:
             self._wake.set()
 
     def _publish(self, change: Callable[[_Snapshot], _Snapshot]) -> None:
-        """Change the cache on the event loop: a worker thread hands ``change`` over
-        and waits for it. Without a loop (no token; the loop itself; a loop that
-        has finished) it is changed here."""
-        token = self._token
+        """Change the cache on the event loop (:func:`run_on_loop`): a worker thread
+        hands ``change`` over and waits for it."""
 
         def apply() -> None:
             self._snapshot = change(self._snapshot)
             self._changes += 1
             self._wake_up()
 
-        if token is None or trio.lowlevel.in_trio_run():
-            apply()
-            return
-        try:
-            trio.from_thread.run_sync(apply, trio_token=token)
-        except trio.RunFinishedError:
-            apply()
+        run_on_loop(self._token, apply)
 
     # the cache
 

@@ -15,6 +15,7 @@ read (such as most ``version`` keys) are not looked at.
     /controller                                    ControllerZNode (ephemeral)
     /controller_epoch                              ControllerEpochZNode
     /config/<entity type>/<entity name>            ConfigEntityZNode
+    /config/changes/config_change_<seq>            ConfigEntityChangeNotificationSequenceZNode
     /admin/delete_topics/<topic>                   DeleteTopicsTopicZNode (no data)
     /consumers/<group>/offsets/<topic>/<p>         ConsumerOffset
     /cluster/id                                    ClusterIdZNode
@@ -28,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -51,6 +53,7 @@ from wirekafka.zk.znode_json import (
 __all__ = [
     "CONFIG_ENTITY_TYPES",
     "CONFIG_TYPE_TOPIC",
+    "CONFIG_TYPE_USER",
     "LEADER_RECOVERY_STATE_RECOVERED",
     "LEADER_RECOVERY_STATE_RECOVERING",
     "PERSISTENT_ZK_PATHS",
@@ -64,6 +67,7 @@ __all__ = [
     "BrokersZNode",
     "ClusterIdZNode",
     "ClusterZNode",
+    "ConfigEntityChangeNotificationSequenceZNode",
     "ConfigEntityChangeNotificationZNode",
     "ConfigEntityTypeZNode",
     "ConfigEntityZNode",
@@ -88,6 +92,8 @@ __all__ = [
     "TopicZNode",
     "TopicsZNode",
     "ZnodeFormatError",
+    "desanitize_entity_name",
+    "sanitize_entity_name",
 ]
 
 
@@ -563,10 +569,31 @@ class ConfigZNode:
     path = "/config"
 
 
-# ConfigType.TOPIC; ConfigType.all (2.8-3.5, kafka.server) / ConfigType.ALL (3.6+,
+# ConfigType.TOPIC, ConfigType.USER; ConfigType.all (2.8-3.5, kafka.server) / ConfigType.ALL (3.6+,
 # server-common), in order.
 CONFIG_TYPE_TOPIC = "topics"
-CONFIG_ENTITY_TYPES: tuple[str, ...] = (CONFIG_TYPE_TOPIC, "clients", "users", "brokers", "ips")
+CONFIG_TYPE_USER = "users"
+CONFIG_ENTITY_TYPES: tuple[str, ...] = (
+    CONFIG_TYPE_TOPIC,
+    "clients",
+    CONFIG_TYPE_USER,
+    "brokers",
+    "ips",
+)
+
+
+def sanitize_entity_name(name: str) -> str:
+    """A user's (or client id's) name as Kafka names its config znode (``Sanitizer.sanitize``):
+    UTF-8, percent-encoded but for letters, digits and ``.-_``, a space as ``%20``."""
+    return urllib.parse.quote(name, safe="").replace("~", "%7E")
+
+
+def desanitize_entity_name(sanitized: str) -> str:
+    """The name a config znode of :func:`sanitize_entity_name` stands for (``+`` a space, as
+    Kafka's ``Sanitizer.desanitize`` reads it); ValueError if it is not percent-encoded UTF-8."""
+    if re.search(r"%(?![0-9A-Fa-f]{2})", sanitized):
+        raise ValueError(f"{sanitized!r} is not a percent-encoded name")
+    return urllib.parse.unquote_plus(sanitized, errors="strict")
 
 
 class ConfigEntityTypeZNode:
@@ -608,6 +635,38 @@ class ConfigEntityZNode:
 
 class ConfigEntityChangeNotificationZNode:
     path = f"{ConfigZNode.path}/changes"
+
+
+class ConfigEntityChangeNotificationSequenceZNode:
+    """``/config/changes/config_change_<seq>``: a change of an entity's configs, created
+    sequential with each write of the entity's znode, so that every broker reads it again.
+
+    Kafka writes version 2, the entity's path below ``/config`` (its name sanitized)::
+
+        {"version":2,"entity_path":"users/alice"}
+
+    Reading takes ``entity_path`` of version 2 and ``entity_type``/``entity_name`` of
+    version 1, giving the path either way.
+    """
+
+    prefix = "config_change_"
+    path_prefix = f"{ConfigEntityChangeNotificationZNode.path}/{prefix}"
+    version = 2
+
+    @classmethod
+    def encode(cls, entity_type: str, sanitized_entity_name: str) -> bytes:
+        entity_path = f"{_segment('config entity type', entity_type)}/" + _segment(
+            "config entity", sanitized_entity_name
+        )
+        return dumps({"version": cls.version, "entity_path": entity_path})
+
+    @classmethod
+    def decode(cls, data: bytes) -> str:
+        """The changed entity's path below ``/config``: ``users/alice``."""
+        js = parse_object(cls.__name__, data)
+        if js.get("version") == 1:
+            return f"{js.string('entity_type')}/{js.string('entity_name')}"
+        return js.string("entity_path")
 
 
 # ---------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class ApiAcls:
 # APIs served by the SASL and SCRAM work (issue 20), by key, before ApiKey names them
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
+DESCRIBE_CLIENT_QUOTAS = 48
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 ALTER_USER_SCRAM_CREDENTIALS = 51
 
@@ -409,6 +410,14 @@ API_ACLS: dict[int, ApiAcls] = {
     ApiKey.DELETE_ACLS: ApiAcls((_cluster(_Op.ALTER),)),
     SASL_HANDSHAKE: ApiAcls(note="served before authentication"),
     SASL_AUTHENTICATE: ApiAcls(note="served before authentication"),
+    DESCRIBE_CLIENT_QUOTAS: ApiAcls(
+        (
+            _cluster(
+                _Op.DESCRIBE_CONFIGS,
+                note="the top-level error_code is CLUSTER_AUTHORIZATION_FAILED",
+            ),
+        )
+    ),
     DESCRIBE_USER_SCRAM_CREDENTIALS: ApiAcls(
         (
             _cluster(

@@ -31,6 +31,14 @@ from interop_tests.broker import Broker
 from interop_tests.clients.kcat import kcat_binary
 from interop_tests.kafka_tools import KafkaTools
 from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
+from interop_tests.security import (
+    MECHANISMS,
+    PLAIN_JAAS,
+    SASL_LISTENERS,
+    SCRAM_USER,
+    credentials,
+    secured_broker,
+)
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.sasl_authenticate import (
@@ -38,49 +46,9 @@ from wirekafka.protocol.messages.sasl_authenticate import (
     SaslAuthenticateResponse,
 )
 from wirekafka.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from wirekafka.security.scram_credentials import format_credential, new_credential
-from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.testing.certificates import Certificates, make_certificates
 
-USERS = {"alice": "alice-secret", "bob": "bob-secret"}
-PLAIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    + " ".join(f'user_{name}="{password}"' for name, password in USERS.items())
-    + ";"
-)
-SCRAM_USER, SCRAM_PASSWORD = "carol", "carol-secret"
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-SASL_LISTENERS = ("SASL_PLAINTEXT", "SASL_SSL")
 RECORDS = 20
-
-
-def credentials(mechanism: str) -> tuple[str, str]:
-    return ("alice", USERS["alice"]) if mechanism == "PLAIN" else (SCRAM_USER, SCRAM_PASSWORD)
-
-
-def store_scram_user(data_dir: Path, user: str, password: str) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    SecurityMetadata(data_dir / SECURITY_METADATA_FILE).set_scram_credentials(
-        {
-            (user, mechanism): format_credential(new_credential(mechanism, password))
-            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")
-        }
-    )
-
-
-def secured_settings(certs: Certificates, client_auth: str = "requested") -> dict[str, str]:
-    return {
-        "listeners": (
-            "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,"
-            "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
-        ),
-        **certs.broker_settings("SSL", client_auth),
-        **certs.broker_settings("SASL_SSL"),
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-        "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ",".join(MECHANISMS),
-        "listener.name.sasl_ssl.sasl.enabled.mechanisms": ",".join(MECHANISMS),
-    }
 
 
 @pytest.fixture(scope="module")
@@ -90,16 +58,7 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory, certs: Certificates) -> Iterator[Broker]:
-    data_dir = tmp_path_factory.mktemp("secured") / "data"
-    store_scram_user(data_dir, SCRAM_USER, SCRAM_PASSWORD)
-    broker = Broker(data_dir, secured_settings(certs))
-    try:
-        broker.start()
-        yield broker
-        broker.assert_running()
-        broker.stop()
-    finally:
-        broker.close()
+    yield from secured_broker(tmp_path_factory.mktemp("secured"), certs)
 
 
 # -- the clients, each producing RECORDS records and reading them back

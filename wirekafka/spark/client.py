@@ -68,15 +68,37 @@ class KafkaMetadata:
     def __init__(
         self, bootstrap_servers: str, client_config: Mapping[str, str], timeout_ms: int
     ) -> None:
-        self._admin = AdminClient(_config(bootstrap_servers, client_config))
+        self._refusals: list[KafkaError] = []  # failed logins, reported by librdkafka
+        config = {**_config(bootstrap_servers, client_config), "error_cb": self._on_error}
+        self._admin = AdminClient(config)
         self._timeout_s = timeout_ms / 1000
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            self._refusals.append(error)
+
+    def _retried(self, what: str, attempt: Callable[[float], T]) -> T:
+        """:func:`retried`, ended by a failed login: waiting does not mend a wrong
+        password, and the broker's reason is what the user needs to see."""
+
+        def unless_refused(left_s: float) -> T:
+            self._admin.poll(0)  # serves error_cb
+            if self._refusals:
+                raise KafkaClientError(f"cannot {what}: {self._refusals[-1].str()}")
+            return attempt(left_s)
+
+        try:
+            return retried(what, unless_refused, self._timeout_s)
+        except KafkaClientError:
+            self._admin.poll(0)
+            if self._refusals:
+                raise KafkaClientError(f"cannot {what}: {self._refusals[-1].str()}") from None
+            raise
 
     def partitions(self, subscription: Subscription) -> set[Partition]:
         """The partitions the subscription covers now (none for a topic that does not exist)."""
-        metadata = retried(
-            "read the cluster's metadata",
-            lambda left_s: self._admin.list_topics(timeout=left_s),
-            self._timeout_s,
+        metadata = self._retried(
+            "read the cluster's metadata", lambda left_s: self._admin.list_topics(timeout=left_s)
         )
         existing = {
             (name, number)
@@ -120,7 +142,7 @@ class KafkaMetadata:
                 )
             return offsets
 
-        return retried("list offsets", attempt, self._timeout_s)
+        return self._retried("list offsets", attempt)
 
 
 def retried(what: str, attempt: Callable[[float], T], timeout_s: float) -> T:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from wirekafka.broker.acl_changes import AclChanges
 from wirekafka.broker.appends import AppendWatch
 from wirekafka.broker.cluster import (
     BrokerEndpoint,
@@ -37,6 +38,7 @@ from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
 from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.worker_threads import blocking
+from wirekafka.zk.acl_store import ZkAclStore
 from wirekafka.zk.cluster import ZkCluster
 
 
@@ -66,6 +68,7 @@ class BrokerContext:
     metrics: BrokerMetrics = field(default_factory=BrokerMetrics)  # counters for /metrics
     scram_users: ScramUsers | None = None  # SCRAM credentials (the embedded default's file)
     authorizer: AclAuthorizer | None = None  # set with authorizer.class.name: requests are checked
+    acl_changes: AclChanges | None = None  # where CreateAcls and DeleteAcls write
 
 
 @blocking
@@ -76,9 +79,9 @@ def open_broker_context(
     zookeeper: ZkCluster | None = None,
     budget: FdBudget | None = None,
 ) -> BrokerContext:
-    """Open the log dirs (recovering them if the last stop was not clean) and
-    the topics' metadata (the embedded file, or ZooKeeper), and build the state
-    every handler shares. ``endpoints``: this broker on each advertised listener, the
+    """Open the log dirs (recovering them if the last stop was not clean),
+    the topics' metadata and, with an authorizer, the ACLs (the embedded files,
+    or ZooKeeper), and build the state every handler shares. ``endpoints``: this broker on each advertised listener, the
     inter-broker one first (or one endpoint for all). ``budget`` defaults to the split of this process's
     open file limit that the config asks for."""
     if budget is None:
@@ -132,6 +135,14 @@ def open_broker_context(
     )
     groups.load()
     appends = AppendWatch()
+    security = SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)
+    acl_changes = AclChanges(security if zookeeper is None else ZkAclStore(zookeeper.session))
+    authorizer = None
+    if config.authorizer is not None:
+        authorizer = AclAuthorizer(
+            config.authorizer.super_users, config.authorizer.allow_everyone_if_no_acl_found
+        )
+        authorizer.add(acl_changes.load())
     replicas = None
     if zookeeper is not None:
         replicas = ReplicaManager(
@@ -155,7 +166,9 @@ def open_broker_context(
         zookeeper=zookeeper,
         appends=appends,
         replicas=replicas,
-        scram_users=ScramUsers(SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)),
+        scram_users=ScramUsers(security),
+        authorizer=authorizer,
+        acl_changes=acl_changes,
     )
 
 

@@ -35,6 +35,7 @@ MAIN_CLASSES = {
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
 }
 
 # A tool starts, runs one command and exits: the JIT's first tier and the serial
@@ -150,6 +151,9 @@ class KafkaTools:
 
     def configs(self, *args: str, **kwargs) -> ToolRun:
         return self.run("kafka-configs", *args, **kwargs)
+
+    def acls(self, *args: str, **kwargs) -> ToolRun:
+        return self.run("kafka-acls", *args, **kwargs)
 
     def get_offsets(self, *args: str, **kwargs) -> ToolRun:
         return self.run("kafka-get-offsets", *args, **kwargs)

@@ -416,3 +416,64 @@ def test_metrics_listener():
                 "http://h:9404/metrics"):  # fmt: skip
         with pytest.raises(ConfigError, match=r"metrics\.listener"):
             broker_config_from_properties({"metrics.listener": bad})
+
+
+@pytest.mark.parametrize(
+    "class_name",
+    [
+        "kafka.security.authorizer.AclAuthorizer",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    ],
+)
+def test_kafkas_authorizer_class_names_select_the_acl_authorizer(class_name):
+    config = broker_config_from_properties(
+        {
+            "authorizer.class.name": class_name,
+            "super.users": "User:admin; User:CN=broker,O=example",
+            "allow.everyone.if.no.acl.found": "TRUE",
+        }
+    )
+    assert config.authorizer is not None
+    assert config.authorizer.super_users == {"User:admin", "User:CN=broker,O=example"}
+    assert config.authorizer.allow_everyone_if_no_acl_found is True
+
+
+def test_without_an_authorizer_class_name_there_is_no_authorizer():
+    assert broker_config_from_properties({}).authorizer is None
+    assert broker_config_from_properties({"authorizer.class.name": " "}).authorizer is None
+    defaults = broker_config_from_properties(
+        {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}
+    )
+    assert defaults.authorizer is not None
+    assert defaults.authorizer.super_users == frozenset()
+    assert defaults.authorizer.allow_everyone_if_no_acl_found is False
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        (
+            {"authorizer.class.name": "com.example.MyAuthorizer"},
+            r"authorizer\.class\.name=com\.example\.MyAuthorizer.*"
+            r"kafka\.security\.authorizer\.AclAuthorizer or "
+            r"org\.apache\.kafka\.metadata\.authorizer\.StandardAuthorizer",
+        ),
+        (
+            {
+                "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                "super.users": "admin",
+            },
+            r"super\.users: 'admin' is not a principal",
+        ),
+        (
+            {
+                "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                "allow.everyone.if.no.acl.found": "yes",
+            },
+            r"allow\.everyone\.if\.no\.acl\.found='yes'",
+        ),
+    ],
+)
+def test_a_bad_authorizer_value_names_its_key(properties, message):
+    with pytest.raises(ConfigError, match=message):
+        broker_config_from_properties(properties)

@@ -19,6 +19,7 @@ from wirekafka.listener_security import (
     listener_security,
 )
 from wirekafka.listeners import Listener, parse_http_listener, parse_listeners
+from wirekafka.security.authorizer import AUTHORIZER_DEFAULTS, AuthorizerConfig, authorizer_config
 from wirekafka.storage.config import (
     BROKER_LOG_KEYS,
     ConfigError,
@@ -82,6 +83,9 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "sasl.mechanism.inter.broker.protocol": "PLAIN",
     "connection.failed.authentication.delay.ms": "100",
     "sasl.server.max.receive.size": "524288",
+    # authorizer.class.name (Kafka's class names of the built-in ACL authorizer), super.users,
+    # allow.everyone.if.no.acl.found
+    **AUTHORIZER_DEFAULTS,
 }
 
 # Kafka's check of the hosts in max.connections.per.ip.overrides (Utils.validHostPattern)
@@ -141,6 +145,7 @@ class BrokerConfig:
     sasl_mechanism_inter_broker_protocol: str
     connection_failed_authentication_delay_ms: int  # a failed login is answered, then closed
     sasl_server_max_receive_size: int  # the largest SASL token before authentication
+    authorizer: AuthorizerConfig | None  # None: no authorizer.class.name, every request allowed
     log: LogConfig  # also min.insync.replicas, unclean.leader.election.enable
     properties: Mapping[str, str]  # as given, for DescribeConfigs
 
@@ -240,6 +245,13 @@ def _queued_max_request_bytes(properties: Mapping[str, str], socket_request_max_
             f"({socket_request_max_bytes}), or -1 for that"
         )
     return value
+
+
+def _authorizer(properties: Mapping[str, str]) -> AuthorizerConfig | None:
+    try:
+        return authorizer_config(properties)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig:
@@ -350,6 +362,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             properties, "connection.failed.authentication.delay.ms", 0, 2**31 - 1
         ),
         sasl_server_max_receive_size=_int(properties, "sasl.server.max.receive.size", 1, 2**31 - 1),
+        authorizer=_authorizer(properties),
         log=log_config_from_properties(properties),
         properties=dict(properties),
     )

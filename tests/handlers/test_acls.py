@@ -1,7 +1,10 @@
 """CreateAcls, DescribeAcls and DeleteAcls against a broker with the ACL authorizer,
-in every version, through the real codec."""
+in every version, through the real codec; the ACLs kept in the embedded
+security metadata file, across restarts, and nothing held that could not be kept."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -17,17 +20,18 @@ from wirekafka.security.acl import (
     PatternType,
     ResourceType,
 )
-from wirekafka.security.authorizer import AclAuthorizer
+from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 
 ADMIN, ALICE = "User:admin", "User:alice"
+AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 VERSIONS = range(4)
 RT, PT, OP, PERM = ResourceType, PatternType, AclOperation, AclPermissionType
 
 
 @pytest.fixture
-def secured(broker):
-    broker.ctx.authorizer = AclAuthorizer(super_users=frozenset({ADMIN}))
-    return broker
+def secured(make_broker):
+    """A broker with Kafka's authorizer class name and ``User:admin`` as super user."""
+    return make_broker({"authorizer.class.name": AUTHORIZER, "super.users": ADMIN})
 
 
 def creation(name: str, pattern: PatternType = PT.LITERAL, **changes: object) -> AclCreation:
@@ -183,3 +187,148 @@ def test_describe_with_an_unknown_filter_is_invalid(secured):
     described = secured.call(ApiKey.DESCRIBE_ACLS, 3, request, ADMIN)
     assert described.error_code == ErrorCode.INVALID_REQUEST
     assert "permission type" in described.error_message
+
+
+def delete_filter(name: str | None = None, **changes: object) -> DeleteAclsFilter:
+    fields = {
+        "resource_type_filter": RT.TOPIC,
+        "resource_name_filter": name,
+        "pattern_type_filter": PT.ANY,
+        "principal_filter": None,
+        "host_filter": None,
+        "operation": OP.ANY,
+        "permission_type": PERM.ANY,
+        **changes,
+    }
+    return DeleteAclsFilter(**fields)  # type: ignore[arg-type]
+
+
+def described(broker) -> list[tuple[str, PatternType, str, AclOperation]]:
+    found = broker.call(ApiKey.DESCRIBE_ACLS, 3, describe_all(3), ADMIN)
+    assert found.error_code == ErrorCode.NONE
+    return [
+        (r.resource_name, r.pattern_type, a.principal, a.operation)
+        for r in found.resources
+        for a in r.acls
+    ]
+
+
+def test_acls_are_kept_in_the_security_metadata_file_across_a_restart(secured):
+    created = secured.call(
+        ApiKey.CREATE_ACLS,
+        3,
+        CreateAclsRequest(
+            creations=[
+                creation("orders"),
+                creation("ord", PT.PREFIXED, operation=OP.WRITE),
+                creation("g", resource_type=RT.GROUP),
+            ]
+        ),
+        ADMIN,
+    )
+    assert [r.error_code for r in created.results] == [0, 0, 0]
+    before = described(secured)
+    assert len(before) == 3
+    path = secured.directory / SECURITY_METADATA_FILE
+    assert path.stat().st_mode & 0o777 == 0o600
+    document = json.loads(path.read_text())
+    assert document["version"] == 2
+    assert {
+        "resourceType": "Topic",
+        "name": "ord",
+        "patternType": "PREFIXED",
+        "principal": ALICE,
+        "permissionType": "Allow",
+        "host": "*",
+        "operation": "Write",
+    } in document["acls"]
+
+    secured.restart()
+    assert described(secured) == before
+    assert secured.ctx.authorizer.authorize(ALICE, "/10.0.0.1", OP.WRITE, RT.TOPIC, "orders")
+
+    deleted = secured.call(
+        ApiKey.DELETE_ACLS, 3, DeleteAclsRequest(filters=[delete_filter("orders")]), ADMIN
+    )
+    assert [m.resource_name for m in deleted.filter_results[0].matching_acls] == ["orders"]
+    secured.restart()
+    assert [name for name, *_ in described(secured)] == ["ord", "g"]  # Topic before Group
+
+
+def test_acls_and_scram_credentials_share_the_file_without_losing_each_other(secured):
+    store = secured.ctx.scram_users.store
+    store.set_scram_credentials({("alice", "SCRAM-SHA-256"): "salt=c2FsdA==,iterations=4096"})
+    secured.call(ApiKey.CREATE_ACLS, 3, CreateAclsRequest(creations=[creation("t")]), ADMIN)
+    store.set_scram_credentials({("bob", "SCRAM-SHA-512"): "salt=YmFk,iterations=8192"})
+    reopened = SecurityMetadata(secured.directory / SECURITY_METADATA_FILE)
+    assert sorted(reopened.scram_credentials()) == ["alice", "bob"]
+    assert [b.resource_name for b in reopened.acl_bindings()] == ["t"]
+
+
+def test_a_creation_that_cannot_be_stored_is_refused_and_not_held(secured, tmp_path):
+    secured.call(ApiKey.CREATE_ACLS, 3, CreateAclsRequest(creations=[creation("kept")]), ADMIN)
+    # the store's directory is gone: the file cannot be written
+    secured.ctx.acl_changes.store.path = tmp_path / "gone" / SECURITY_METADATA_FILE
+    created = secured.call(
+        ApiKey.CREATE_ACLS,
+        3,
+        CreateAclsRequest(creations=[creation("t"), creation("u", operation=OP.ANY)]),
+        ADMIN,
+    )
+    assert [r.error_code for r in created.results] == [
+        ErrorCode.UNKNOWN_SERVER_ERROR,
+        ErrorCode.INVALID_REQUEST,
+    ]
+    assert "could not be stored" in created.results[0].error_message
+    assert [name for name, *_ in described(secured)] == ["kept"]
+
+    deleted = secured.call(
+        ApiKey.DELETE_ACLS, 3, DeleteAclsRequest(filters=[delete_filter("kept")]), ADMIN
+    )
+    [result] = deleted.filter_results
+    assert result.error_code == ErrorCode.NONE
+    [matched] = result.matching_acls
+    assert (matched.resource_name, matched.error_code) == ("kept", ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert [name for name, *_ in described(secured)] == ["kept"]
+    secured.restart()
+    assert [name for name, *_ in described(secured)] == ["kept"]
+
+
+def test_deleting_matches_each_filter_and_keeps_the_rest(secured):
+    secured.call(
+        ApiKey.CREATE_ACLS,
+        3,
+        CreateAclsRequest(
+            creations=[
+                creation("a"),
+                creation("a", operation=OP.WRITE),
+                creation("b", principal="User:bob"),
+                creation("b", PT.PREFIXED),
+            ]
+        ),
+        ADMIN,
+    )
+    deleted = secured.call(
+        ApiKey.DELETE_ACLS,
+        3,
+        DeleteAclsRequest(
+            filters=[
+                delete_filter("a", operation=OP.READ),
+                delete_filter(None, principal_filter="User:bob"),
+                delete_filter("b", pattern_type_filter=PT.PREFIXED),
+                delete_filter("missing", pattern_type_filter=PT.LITERAL),
+            ]
+        ),
+        ADMIN,
+    )
+    assert [
+        [(m.resource_name, m.pattern_type, m.principal, m.operation) for m in r.matching_acls]
+        for r in deleted.filter_results
+    ] == [
+        [("a", PT.LITERAL, ALICE, OP.READ)],
+        [("b", PT.LITERAL, "User:bob", OP.READ)],
+        [("b", PT.PREFIXED, ALICE, OP.READ)],
+        [],
+    ]
+    secured.restart()
+    assert described(secured) == [("a", PT.LITERAL, ALICE, OP.WRITE)]

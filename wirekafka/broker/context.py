@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from wirekafka.broker.acl_changes import AclChanges
 from wirekafka.broker.appends import AppendWatch
 from wirekafka.broker.cluster import (
     BrokerEndpoint,
@@ -37,6 +38,7 @@ from wirekafka.storage.log import Clock
 from wirekafka.storage.log_manager import LogManager
 from wirekafka.storage.security_metadata import SECURITY_METADATA_FILE, SecurityMetadata
 from wirekafka.worker_threads import blocking
+from wirekafka.zk.acl_store import ZkAclStore
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.scram_credentials import ZkScramCredentials
 
@@ -68,6 +70,7 @@ class BrokerContext:
     # SCRAM credentials: the embedded default's file, or ZooKeeper's /config/users
     scram_users: ScramUsers | None = None
     authorizer: AclAuthorizer | None = None  # set with authorizer.class.name: requests are checked
+    acl_changes: AclChanges | None = None  # where CreateAcls and DeleteAcls write
 
 
 @blocking
@@ -78,9 +81,9 @@ def open_broker_context(
     zookeeper: ZkCluster | None = None,
     budget: FdBudget | None = None,
 ) -> BrokerContext:
-    """Open the log dirs (recovering them if the last stop was not clean) and
-    the topics' metadata (the embedded file, or ZooKeeper), and build the state
-    every handler shares. ``endpoints``: this broker on each advertised listener, the
+    """Open the log dirs (recovering them if the last stop was not clean),
+    the topics' metadata and, with an authorizer, the ACLs (the embedded files,
+    or ZooKeeper), and build the state every handler shares. ``endpoints``: this broker on each advertised listener, the
     inter-broker one first (or one endpoint for all). ``budget`` defaults to the split of this process's
     open file limit that the config asks for."""
     if budget is None:
@@ -92,11 +95,14 @@ def open_broker_context(
     store: TopicStore
     cluster: ClusterView
     credentials: SecurityMetadata | ZkScramCredentials
+    acl_store: SecurityMetadata | ZkAclStore
     if zookeeper is None:
         store = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
         cluster = LocalCluster(endpoint, listeners)
-        credentials = SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)
+        # one file holds the embedded default's users and ACLs
+        credentials = acl_store = SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)
     else:
+        acl_store = ZkAclStore(zookeeper.session)
         store, cluster = ZkTopicStore(zookeeper), ZkClusterView(zookeeper)
         credentials = ZkScramCredentials(zookeeper.session, zookeeper.trio_token)
         credentials.refresh()
@@ -140,6 +146,13 @@ def open_broker_context(
     )
     groups.load()
     appends = AppendWatch()
+    acl_changes = AclChanges(acl_store)
+    authorizer = None
+    if config.authorizer is not None:
+        authorizer = AclAuthorizer(
+            config.authorizer.super_users, config.authorizer.allow_everyone_if_no_acl_found
+        )
+        authorizer.add(acl_changes.load())
     replicas = None
     if zookeeper is not None:
         replicas = ReplicaManager(
@@ -164,6 +177,8 @@ def open_broker_context(
         appends=appends,
         replicas=replicas,
         scram_users=ScramUsers(credentials),
+        authorizer=authorizer,
+        acl_changes=acl_changes,
     )
 
 

@@ -80,10 +80,13 @@ def described_resources(bindings: list[AclBinding]) -> list[DescribeAclsResource
     ]
 
 
-def matching_acl(binding: AclBinding) -> DeleteAclsMatchingAcl:
+def matching_acl(
+    binding: AclBinding, error_code: int = 0, error_message: str | None = None
+) -> DeleteAclsMatchingAcl:
+    """A binding DeleteAcls matched; an error code when it could not be deleted."""
     return DeleteAclsMatchingAcl(
-        error_code=0,
-        error_message=None,
+        error_code=error_code,
+        error_message=error_message,
         resource_type=binding.resource_type,
         resource_name=binding.resource_name,
         pattern_type=binding.pattern_type,

@@ -1,7 +1,12 @@
-"""CreateAcls: add ACL bindings (Alter on the cluster); each creation is answered alone."""
+"""CreateAcls: add ACL bindings (Alter on the cluster); each creation is answered alone.
+
+The bindings are written where the ACLs are kept before the answer; one that
+could not be written is answered UNKNOWN_SERVER_ERROR (as Kafka answers a
+failed write) and is not held."""
 
 from __future__ import annotations
 
+from wirekafka.broker.acl_changes import AclChanges
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.acl_messages import NO_AUTHORIZER, NOT_ALLOWED, binding_from
 from wirekafka.handlers.authorization import cluster_authorized
@@ -15,38 +20,51 @@ from wirekafka.protocol.rpc import Request
 from wirekafka.security.acl import AclBinding, AclOperation, invalid_binding
 from wirekafka.security.authorizer import AclAuthorizer
 
+_CREATED = AclCreationResult(error_code=ErrorCode.NONE, error_message=None)
 
-def _created(
-    authorizer: AclAuthorizer, ctx: BrokerContext, body: CreateAclsRequest
+
+async def _created(
+    authorizer: AclAuthorizer, changes: AclChanges, ctx: BrokerContext, body: CreateAclsRequest
 ) -> list[AclCreationResult]:
-    results = []
-    valid: list[AclBinding] = []
+    results: list[AclCreationResult | None] = []
+    valid: list[tuple[int, AclBinding]] = []
     for creation in body.creations:
         binding = binding_from(creation)
         problem = invalid_binding(binding, zookeeper=ctx.zookeeper is not None)
         if problem is None:
-            valid.append(binding)
-            results.append(AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
+            valid.append((len(results), binding))
+            results.append(None)
         else:
             results.append(
                 AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=problem)
             )
-    authorizer.add(valid)
-    return results
+    errors = await changes.create(authorizer, [binding for _, binding in valid])
+    for (index, _), error in zip(valid, errors, strict=True):
+        results[index] = (
+            _CREATED
+            if error is None
+            else AclCreationResult(
+                error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
+                error_message=f"the ACL could not be stored: {error}",
+            )
+        )
+    return [result for result in results if result is not None]
 
 
 async def handle_create_acls(ctx: BrokerContext, request: Request) -> CreateAclsResponse:
     body: CreateAclsRequest = request.body
-    authorizer = ctx.authorizer
+    authorizer, changes = ctx.authorizer, ctx.acl_changes
     if not cluster_authorized(ctx, request, AclOperation.ALTER):
         code, message = (
             ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             NOT_ALLOWED.format(operation="alter"),
         )
-    elif authorizer is None:
+    elif authorizer is None or changes is None:
         code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
     else:
-        return CreateAclsResponse(throttle_time_ms=0, results=_created(authorizer, ctx, body))
+        return CreateAclsResponse(
+            throttle_time_ms=0, results=await _created(authorizer, changes, ctx, body)
+        )
     return CreateAclsResponse(
         throttle_time_ms=0,
         results=[AclCreationResult(error_code=code, error_message=message) for _ in body.creations],

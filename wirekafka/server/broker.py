@@ -14,9 +14,9 @@ marker.
 
 Every task the broker runs belongs to the nursery of :meth:`Broker.serve`:
 the connections, maintenance, compaction, the group coordinator's timers
-and, with ZooKeeper, the cluster cache's refresh and the registration after a
-new session. What they do that blocks goes to worker threads through
-:mod:`wirekafka.worker_threads`.
+and, with ZooKeeper, the cluster cache's refresh, the ACL change notifications
+and the registration after a new session. What they do that blocks goes to
+worker threads through :mod:`wirekafka.worker_threads`.
 """
 
 from __future__ import annotations
@@ -209,6 +209,9 @@ class Broker:
                     if self.context.scram_users is not None:
                         nursery.start_soon(self.context.scram_users.run)
                     nursery.start_soon(registry.session.renew_registrations)
+                authorizer, acl_changes = self.context.authorizer, self.context.acl_changes
+                if authorizer is not None and acl_changes is not None:
+                    nursery.start_soon(acl_changes.follow, authorizer)
                 if (replicas := self.context.replicas) is not None:
                     nursery.start_soon(replicas.run)
                     nursery.start_soon(

@@ -21,8 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
-from tests.handlers.support import TestBroker, fetch_request, make_batch, produce_request
+from tests.handlers.support import (
+    TestBroker,
+    fetch_request,
+    make_batch,
+    produce_request,
+    run_autojump,
+)
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import API_TABLE, ApiKey
 from wirekafka.protocol.errors import ErrorCode
@@ -977,3 +984,19 @@ def test_a_request_asks_once_per_topic(brokers):
     request.topic_data[0].partition_data = list(itertools.repeat(topic_data.partition_data[0], 3))
     broker.call(ApiKey.PRODUCE, 9, request, ALICE)
     assert len(asked) == 1
+
+
+def test_a_fetch_of_denied_topics_alone_does_not_wait(brokers):
+    """As in Kafka a denied topic does not end a long poll on others, but a fetch
+    with nothing it may read is answered at once, not after max_wait_ms."""
+    broker = brokers.new(_secured())
+    request = fetch_request([(TOPIC, 0, 1, 1024)], max_wait_ms=60_000, min_bytes=1)
+
+    async def fetch() -> tuple[Any, float]:
+        started = trio.current_time()
+        answer = await broker.acall(ApiKey.FETCH, 12, request, ALICE)
+        return answer, trio.current_time() - started
+
+    answer, waited = run_autojump(fetch)
+    partition = _only(_only(answer.responses).partitions)
+    assert (partition.error_code, waited) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0)

@@ -62,20 +62,21 @@ async def alter_all(
     count = Counter((a.resource_type, a.resource_name) for a in alterations)
     outcomes = []
     for alteration in alterations:
-        if count[(alteration.resource_type, alteration.resource_name)] > 1:
-            outcomes.append(
-                TopicError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            )
-        elif alteration.refused is not None:
-            outcomes.append(alteration.refused)
-        elif denied := config_resource_error(
+        denied = config_resource_error(
             ctx,
             request,
             AclOperation.ALTER_CONFIGS,
             alteration.resource_type,
             alteration.resource_name,
             acl_types,
-        ):
+        )
+        if count[(alteration.resource_type, alteration.resource_name)] > 1:
+            outcomes.append(
+                TopicError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            )
+        elif alteration.refused is not None:
+            outcomes.append(alteration.refused)
+        elif denied is not None:
             outcomes.append(TopicError(denied, ""))
         else:
             outcomes.append(await _alter(ctx, alteration, validate_only) or ACCEPTED)

@@ -148,8 +148,8 @@ def _cluster_authorized_operations(
 ) -> int:
     """v8-10 with include_cluster_authorized_operations: 0 without Describe on the
     cluster, else the bit field (as Kafka); the field's default otherwise."""
-    if not (FIRST_AUTHORIZED_OPERATIONS_VERSION <= request.version <= LAST_CLUSTER_OPERATIONS_VERSION
-            and body.include_cluster_authorized_operations):  # fmt: skip
+    versions = range(FIRST_AUTHORIZED_OPERATIONS_VERSION, LAST_CLUSTER_OPERATIONS_VERSION + 1)
+    if request.version not in versions or not body.include_cluster_authorized_operations:
         return AUTHORIZED_OPERATIONS_OMITTED
     if not cluster_authorized(ctx, request, AclOperation.DESCRIBE):
         return 0

@@ -18,6 +18,19 @@ from wirekafka.protocol.messages.alter_configs import (
     AlterConfigsResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.api_acls import (
+    CONFIG_BROKER,
+    CONFIG_CLIENT_METRICS,
+    CONFIG_RESOURCE_ACL_TYPES,
+    CONFIG_TOPIC,
+)
+
+# Kafka's AlterConfigs checks topics and brokers (and client metrics); a broker
+# logger or a group is an invalid request to it
+_ACL_TYPES = {
+    config_type: CONFIG_RESOURCE_ACL_TYPES[config_type]
+    for config_type in (CONFIG_TOPIC, CONFIG_BROKER, CONFIG_CLIENT_METRICS)
+}
 
 
 def _alteration(resource: AlterConfigsResource) -> Alteration:
@@ -35,7 +48,7 @@ def _alteration(resource: AlterConfigsResource) -> Alteration:
 async def handle_alter_configs(ctx: BrokerContext, request: Request) -> AlterConfigsResponse:
     body: AlterConfigsRequest = request.body
     alterations = [_alteration(r) for r in body.resources]
-    outcomes = await alter_all(ctx, alterations, body.validate_only)
+    outcomes = await alter_all(ctx, request, alterations, body.validate_only, _ACL_TYPES)
     return AlterConfigsResponse(
         throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.topics import TopicError
+from wirekafka.handlers.authorization import config_resource_error
 from wirekafka.handlers.describe_configs import RESOURCE_BROKER, RESOURCE_TOPIC
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.alter_configs import AlterConfigsResourceResponse
 from wirekafka.protocol.messages.incremental_alter_configs import ConfigOperation
+from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.config import TOPIC_LOG_KEYS
 from wirekafka.worker_threads import METADATA, run_blocking
 
@@ -45,19 +48,36 @@ class Alteration:
 
 
 async def alter_all(
-    ctx: BrokerContext, alterations: Sequence[Alteration], validate_only: bool
+    ctx: BrokerContext,
+    request: Request,
+    alterations: Sequence[Alteration],
+    validate_only: bool,
+    acl_types: Mapping[int, ResourceType],
 ) -> list[TopicError]:
     """Each resource's outcome (ACCEPTED, or its error), in request order; a
-    resource named twice is refused both times, as Kafka does."""
+    resource named twice is refused both times, as Kafka does. After the
+    request's own errors, a resource the principal may not AlterConfigs answers
+    TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED (``acl_types``: the config
+    resource types whose ACL is checked, by the ACL resource type it is on)."""
     count = Counter((a.resource_type, a.resource_name) for a in alterations)
     outcomes = []
     for alteration in alterations:
+        denied = config_resource_error(
+            ctx,
+            request,
+            AclOperation.ALTER_CONFIGS,
+            alteration.resource_type,
+            alteration.resource_name,
+            acl_types,
+        )
         if count[(alteration.resource_type, alteration.resource_name)] > 1:
             outcomes.append(
                 TopicError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             )
         elif alteration.refused is not None:
             outcomes.append(alteration.refused)
+        elif denied is not None:
+            outcomes.append(TopicError(denied, ""))
         else:
             outcomes.append(await _alter(ctx, alteration, validate_only) or ACCEPTED)
     return outcomes

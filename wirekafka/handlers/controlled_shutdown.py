@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
@@ -28,6 +29,7 @@ from wirekafka.protocol.messages.controlled_shutdown import (
     RemainingPartition,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 from wirekafka.zk.cluster import BrokerNotAvailable, NotController, StaleBrokerEpoch
 from wirekafka.zk.session import ZooKeeperError
 
@@ -42,6 +44,8 @@ async def handle_controlled_shutdown(
     ctx: BrokerContext, request: Request
 ) -> ControlledShutdownResponse:
     body: ControlledShutdownRequest = request.body
+    if not cluster_authorized(ctx, request, AclOperation.CLUSTER_ACTION):  # brokers only
+        return _failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     zookeeper = ctx.zookeeper
     if zookeeper is None:
         if body.broker_id != ctx.config.broker_id:

@@ -1,6 +1,7 @@
 """CreatePartitions: raise topics' partition counts, as ``kafka-topics --alter
 --partitions`` asks. A count below the current one, or equal to it, is
-INVALID_PARTITIONS; internal topics are the broker's."""
+INVALID_PARTITIONS; internal topics are the broker's. Each topic needs Alter on it
+(TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections import Counter
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.topics import TopicError
+from wirekafka.handlers.authorization import denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -17,6 +19,7 @@ from wirekafka.protocol.messages.create_partitions import (
     CreatePartitionsTopicResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.worker_threads import METADATA, run_blocking
 
 
@@ -35,11 +38,16 @@ async def handle_create_partitions(
 ) -> CreatePartitionsResponse:
     body: CreatePartitionsRequest = request.body
     count = Counter(topic.name for topic in body.topics)
+    denied = denied_names(ctx, request, AclOperation.ALTER, ResourceType.TOPIC, count)
     results = []
     for topic in body.topics:
         if count[topic.name] > 1:
             error: TopicError | None = TopicError(
                 ErrorCode.INVALID_REQUEST, "Duplicate topic in request."
+            )
+        elif denied and topic.name in denied:  # before it is looked up, as in Kafka
+            error = TopicError(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed."
             )
         else:
             error = await _add(ctx, topic, body.validate_only)

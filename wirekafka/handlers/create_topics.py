@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.topics import TopicError
+from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
 from wirekafka.handlers.describe_configs import SOURCE_DEFAULT_CONFIG, SOURCE_TOPIC_CONFIG
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_topics import (
@@ -17,6 +18,7 @@ from wirekafka.protocol.messages.create_topics import (
     CreateTopicsResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.config import topic_properties
 from wirekafka.worker_threads import METADATA, run_blocking
 
@@ -60,8 +62,10 @@ def _layout(ctx: BrokerContext, topic: CreatableTopic) -> tuple[int, int, Assign
 
 
 async def _create(
-    ctx: BrokerContext, topic: CreatableTopic, validate_only: bool
+    ctx: BrokerContext, topic: CreatableTopic, validate_only: bool, with_configs: bool
 ) -> CreatableTopicResult:
+    """Create (or only check) the topic; its partitions, replication factor and
+    configs are given back when ``with_configs`` (DescribeConfigs on it)."""
     result = CreatableTopicResult(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
     layout = _layout(ctx, topic)
     if isinstance(layout, TopicError):
@@ -86,6 +90,9 @@ async def _create(
     if error is not None:
         result.error_code, result.error_message = error.code, error.message
         return result
+    if not with_configs:
+        result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        return result
     result.num_partitions, result.replication_factor = partitions, replication
     effective = topic_properties(ctx.config.log.with_overrides(configs))
     result.configs = [
@@ -104,16 +111,32 @@ async def handle_create_topics(ctx: BrokerContext, request: Request) -> CreateTo
     seen: dict[str, int] = {}
     for topic in body.topics:
         seen[topic.name] = seen.get(topic.name, 0) + 1
+    # As Kafka: Create on the cluster, or else on each topic; DescribeConfigs on a
+    # topic to be given its configs back (TOPIC_AUTHORIZATION_FAILED in
+    # topic_config_error_code otherwise, except where the creation failed).
+    uncreatable: frozenset[str] = NOTHING_DENIED
+    if ctx.authorizer is not None and not cluster_authorized(ctx, request, AclOperation.CREATE):
+        uncreatable = denied_names(ctx, request, AclOperation.CREATE, ResourceType.TOPIC, seen)
+    hidden = denied_names(ctx, request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, seen)
     results = []
     for topic in body.topics:
-        if seen[topic.name] > 1:
-            results.append(
-                CreatableTopicResult(
-                    name=topic.name,
-                    error_code=ErrorCode.INVALID_REQUEST,
-                    error_message=f"topic {topic.name!r} appears more than once in the request",
-                )
+        name = topic.name
+        if seen[name] > 1:
+            result = CreatableTopicResult(
+                name=name,
+                error_code=ErrorCode.INVALID_REQUEST,
+                error_message=f"topic {name!r} appears more than once in the request",
             )
+        elif uncreatable and name in uncreatable:
+            result = CreatableTopicResult(
+                name=name,
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                error_message="Authorization failed.",
+            )
+        else:
+            results.append(await _create(ctx, topic, body.validate_only, name not in hidden))
             continue
-        results.append(await _create(ctx, topic, body.validate_only))
+        if hidden and name in hidden:
+            result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        results.append(result)
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)

@@ -1,10 +1,13 @@
 """DeleteRecords: move partitions' log start offsets forward (not of internal topics,
-which are the broker's: INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager answers)."""
+which are the broker's: INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager answers).
+A topic the principal may not Delete answers TOPIC_AUTHORIZATION_FAILED, whether it
+exists or not."""
 
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.topics import INTERNAL_TOPICS
+from wirekafka.handlers.authorization import denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsPartition,
@@ -14,6 +17,7 @@ from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsTopicResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.log import StorageError
 
 HIGH_WATERMARK = -1  # "delete everything"
@@ -45,11 +49,23 @@ async def _delete(
 
 async def handle_delete_records(ctx: BrokerContext, request: Request) -> DeleteRecordsResponse:
     body: DeleteRecordsRequest = request.body
+    names = (t.name for t in body.topics)
+    denied = denied_names(ctx, request, AclOperation.DELETE, ResourceType.TOPIC, names)
     return DeleteRecordsResponse(
         throttle_time_ms=0,
         topics=[
             DeleteRecordsTopicResult(
-                name=t.name, partitions=[await _delete(ctx, t.name, p) for p in t.partitions]
+                name=t.name,
+                partitions=[
+                    DeleteRecordsPartitionResult(
+                        partition_index=p.partition_index,
+                        low_watermark=-1,
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    )
+                    if denied and t.name in denied
+                    else await _delete(ctx, t.name, p)
+                    for p in t.partitions
+                ],
             )
             for t in body.topics
         ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import authorized_operations, cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_cluster import (
     AUTHORIZED_OPERATIONS_OMITTED,
@@ -13,12 +14,7 @@ from wirekafka.protocol.messages.describe_cluster import (
     DescribeClusterResponse,
 )
 from wirekafka.protocol.rpc import Request
-
-# What Kafka answers with no authorizer: every operation a cluster supports
-# (CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
-# ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12), one bit per AclOperation code.
-CLUSTER_OPERATIONS = (5, 7, 8, 9, 10, 11, 12)
-CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << code for code in CLUSTER_OPERATIONS)
+from wirekafka.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 
 async def handle_describe_cluster(ctx: BrokerContext, request: Request) -> DescribeClusterResponse:
@@ -45,9 +41,14 @@ async def handle_describe_cluster(ctx: BrokerContext, request: Request) -> Descr
         DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=None)
         for b in ctx.cluster.brokers(request.listener_name or None)
     ]
-    response.cluster_authorized_operations = (
-        CLUSTER_AUTHORIZED_OPERATIONS
-        if body.include_cluster_authorized_operations
-        else AUTHORIZED_OPERATIONS_OMITTED
-    )
+    # Served to everyone; the authorized operations, when asked for, are 0 without
+    # Describe on the cluster (every operation a cluster supports without an authorizer).
+    if not body.include_cluster_authorized_operations:
+        response.cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
+    elif cluster_authorized(ctx, request, AclOperation.DESCRIBE):
+        response.cluster_authorized_operations = authorized_operations(
+            ctx, request, ResourceType.CLUSTER, CLUSTER_NAME
+        )
+    else:
+        response.cluster_authorized_operations = 0
     return response

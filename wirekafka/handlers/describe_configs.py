@@ -1,4 +1,6 @@
-"""DescribeConfigs: the effective configs of topics and of this broker."""
+"""DescribeConfigs: the effective configs of topics and of this broker; without
+DescribeConfigs on a topic (group, or on the cluster for a broker) the resource
+answers TOPIC_ (GROUP_, CLUSTER_) AUTHORIZATION_FAILED, as in Kafka."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from collections.abc import Mapping
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.config import BROKER_DEFAULTS
+from wirekafka.handlers.authorization import config_resource_error
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
@@ -16,6 +19,7 @@ from wirekafka.protocol.messages.describe_configs import (
     DescribeConfigsSynonym,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 from wirekafka.storage.config import (
     BROKER_LOG_KEYS,
     broker_log_defaults,
@@ -152,6 +156,25 @@ def _describe(
 async def handle_describe_configs(ctx: BrokerContext, request: Request) -> DescribeConfigsResponse:
     body: DescribeConfigsRequest = request.body
     with_synonyms = request.version >= 1 and body.include_synonyms
-    return DescribeConfigsResponse(
-        throttle_time_ms=0, results=[_describe(ctx, r, with_synonyms) for r in body.resources]
-    )
+    results = []
+    for resource in body.resources:
+        denied = config_resource_error(
+            ctx,
+            request,
+            AclOperation.DESCRIBE_CONFIGS,
+            resource.resource_type,
+            resource.resource_name,
+        )
+        if denied is None:
+            results.append(_describe(ctx, resource, with_synonyms))
+        else:  # before the resource is looked up, as in Kafka
+            results.append(
+                DescribeConfigsResult(
+                    error_code=denied,
+                    error_message=None,
+                    resource_type=resource.resource_type,
+                    resource_name=resource.resource_name,
+                    configs=[],
+                )
+            )
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results)

@@ -1,9 +1,12 @@
-"""DescribeGroups: state, protocol and members of groups."""
+"""DescribeGroups: state, protocol and members of groups (a group the principal may
+not Describe answers GROUP_AUTHORIZATION_FAILED), and from v3, when asked, the
+operations the principal may perform on each group."""
 
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.state import GroupState
+from wirekafka.handlers.authorization import authorized, authorized_operations
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_groups import (
     DescribedGroup,
@@ -12,10 +15,15 @@ from wirekafka.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
+
+FIRST_AUTHORIZED_OPERATIONS_VERSION = 3
 
 
-async def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
-    refused = await ctx.groups.coordinator_error(group_id)
+async def _describe(ctx: BrokerContext, request: Request, group_id: str) -> DescribedGroup:
+    refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if authorized(ctx, request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        refused = await ctx.groups.coordinator_error(group_id)
     if refused != ErrorCode.NONE:
         return DescribedGroup(
             error_code=refused, group_id=group_id, group_state="",
@@ -51,6 +59,16 @@ async def _describe(ctx: BrokerContext, group_id: str) -> DescribedGroup:
 
 async def handle_describe_groups(ctx: BrokerContext, request: Request) -> DescribeGroupsResponse:
     body: DescribeGroupsRequest = request.body
-    return DescribeGroupsResponse(
-        throttle_time_ms=0, groups=[await _describe(ctx, group_id) for group_id in body.groups]
+    with_operations = (
+        request.version >= FIRST_AUTHORIZED_OPERATIONS_VERSION
+        and body.include_authorized_operations
     )
+    groups = []
+    for group_id in body.groups:
+        described = await _describe(ctx, request, group_id)
+        if with_operations and described.error_code == ErrorCode.NONE:
+            described.authorized_operations = authorized_operations(
+                ctx, request, ResourceType.GROUP, group_id
+            )
+        groups.append(described)
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=groups)

@@ -1,7 +1,8 @@
 """DescribeLogDirs: this broker's log dirs, the partitions in each with their
 size on disk, and (v4) the dirs' total and usable bytes, as ``kafka-log-dirs``
 shows them. Nothing is replicated and no log moves between dirs, so every
-offset lag is 0 and no log is a future one."""
+offset lag is 0 and no log is a future one. Without Describe on the cluster the
+answer lists no dirs (CLUSTER_AUTHORIZATION_FAILED from v3), as in Kafka."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from pathlib import Path
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_log_dirs import (
     DescribeLogDirsPartition,
@@ -18,6 +20,7 @@ from wirekafka.protocol.messages.describe_log_dirs import (
     DescribeLogDirsTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 from wirekafka.worker_threads import LOG_DIRS, blocking, run_blocking
 
 UNKNOWN_BYTES = -1
@@ -44,6 +47,10 @@ def _wanted(body: DescribeLogDirsRequest) -> dict[str, set[int]] | None:
 
 async def handle_describe_log_dirs(ctx: BrokerContext, request: Request) -> DescribeLogDirsResponse:
     body: DescribeLogDirsRequest = request.body
+    if not cluster_authorized(ctx, request, AclOperation.DESCRIBE):  # as Kafka: no dirs
+        return DescribeLogDirsResponse(
+            throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[]
+        )
     wanted = _wanted(body)
     by_dir: dict[Path, dict[str, list[DescribeLogDirsPartition]]] = {
         log_dir: {} for log_dir in ctx.logs.log_dirs

@@ -28,18 +28,21 @@ import trio
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.replication import ReplicaManager, leader_epoch_error
+from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
     FetchPartition,
     FetchRequest,
     FetchResponse,
+    FetchTopic,
     PartitionData,
 )
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.convert import Unconvertible, batch_to_message_set
 from wirekafka.protocol.records.record_batch import iter_batches
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.log import OffsetOutOfRange, StorageError
 from wirekafka.storage.spans import FileSpan
 from wirekafka.worker_threads import RECORDS, run_blocking
@@ -110,10 +113,12 @@ def _down_convert(
 
 
 async def _read_all(
-    ctx: BrokerContext, body: FetchRequest, version: int
+    ctx: BrokerContext, body: FetchRequest, version: int, denied: frozenset[str]
 ) -> tuple[list[FetchableTopicResponse], int, bool, list[_Conversion]]:
     """One pass over the partitions asked for: (responses, bytes, any error,
-    the reads an old fetcher needs converted)."""
+    the reads an old fetcher needs converted). The topics ``denied`` answer
+    TOPIC_AUTHORIZATION_FAILED and are not looked up; as in Kafka, that does
+    not end a long poll on the others."""
     remaining = body.max_bytes if version >= 3 else 2**31 - 1
     replicas = ctx.replicas if body.replica_id >= 0 else None
     total = 0
@@ -122,6 +127,9 @@ async def _read_all(
     responses = []
     conversions = []
     for topic in body.topics:
+        if denied and topic.topic in denied:
+            responses.append(_denied(topic))
+            continue
         partitions = []
         for asked in topic.partitions:
             result = PartitionData(
@@ -178,6 +186,33 @@ async def _read_all(
             min_one_batch = False
         responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
     return responses, total, errors, conversions
+
+
+def _denied(topic: FetchTopic) -> FetchableTopicResponse:
+    return FetchableTopicResponse(
+        topic=topic.topic,
+        partitions=[
+            PartitionData(
+                partition_index=asked.partition,
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                high_watermark=-1,
+                records=b"",
+            )
+            for asked in topic.partitions
+        ],
+    )
+
+
+def _denied_topics(ctx: BrokerContext, request: Request, body: FetchRequest) -> frozenset[str]:
+    """The topics this fetch may not read: a follower (``replica_id`` >= 0) needs
+    ClusterAction on the cluster for all of them, a consumer Read on each."""
+    if ctx.authorizer is None:
+        return NOTHING_DENIED
+    names = {topic.topic for topic in body.topics}
+    if body.replica_id >= 0:
+        allowed = cluster_authorized(ctx, request, AclOperation.CLUSTER_ACTION)
+        return NOTHING_DENIED if allowed else frozenset(names)
+    return denied_names(ctx, request, AclOperation.READ, ResourceType.TOPIC, names)
 
 
 def _follower_fetched(
@@ -241,10 +276,17 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
     body: FetchRequest = request.body
     version = request.version
     deadline = trio.current_time() + max(body.max_wait_ms, 0) / 1000
-    watched = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
+    denied = _denied_topics(ctx, request, body)
+    watched = [
+        (t.topic, p.partition)
+        for t in body.topics
+        if not (denied and t.topic in denied)
+        for p in t.partitions
+    ]
     replicas = ctx.replicas
     if (
-        body.replica_id >= 0
+        watched
+        and body.replica_id >= 0
         and replicas is not None
         and any(replicas.leading(*key) is None for key in watched)
     ):
@@ -252,7 +294,7 @@ async def handle_fetch(ctx: BrokerContext, request: Request) -> FetchResponse:
         # up with the cluster cache: they are brought up to date first
         await replicas.reconcile()
     while True:
-        responses, total, errors, conversions = await _read_all(ctx, body, version)
+        responses, total, errors, conversions = await _read_all(ctx, body, version, denied)
         if total >= body.min_bytes or errors or not watched or ctx.appends.closed:
             break
         remaining = deadline - trio.current_time()

@@ -16,6 +16,7 @@ from wirekafka.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.api_acls import CONFIG_RESOURCE_ACL_TYPES
 
 
 def _alteration(resource: AlterConfigsResource) -> Alteration:
@@ -34,7 +35,9 @@ async def handle_incremental_alter_configs(
 ) -> IncrementalAlterConfigsResponse:
     body: IncrementalAlterConfigsRequest = request.body
     alterations = [_alteration(r) for r in body.resources]
-    outcomes = await alter_all(ctx, alterations, body.validate_only)
+    outcomes = await alter_all(
+        ctx, request, alterations, body.validate_only, CONFIG_RESOURCE_ACL_TYPES
+    )
     return IncrementalAlterConfigsResponse(
         throttle_time_ms=0, responses=resource_responses(alterations, outcomes)
     )

@@ -5,6 +5,8 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which every client reports as fatal.
 When a new block of producer ids cannot be recorded the answer is
 COORDINATOR_LOAD_IN_PROGRESS, which the Java client, kafka-python and
 librdkafka retry (Kafka's ProducerIdManager answers it while waiting for a block).
+An idempotent producer needs IdempotentWrite on the cluster or Write on some topic
+(CLUSTER_AUTHORIZATION_FAILED otherwise), as in Kafka.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import logging
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import authorized_for_any, cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.cluster_metadata import MetadataSaveError
 
 log = logging.getLogger("wirekafka.producers")
@@ -29,6 +33,16 @@ async def handle_init_producer_id(ctx: BrokerContext, request: Request) -> InitP
         return InitProducerIdResponse(
             throttle_time_ms=0,
             error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            producer_id=-1,
+            producer_epoch=-1,
+        )
+    if not (
+        cluster_authorized(ctx, request, AclOperation.IDEMPOTENT_WRITE)
+        or authorized_for_any(ctx, request, AclOperation.WRITE, ResourceType.TOPIC)
+    ):
+        return InitProducerIdResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             producer_id=-1,
             producer_epoch=-1,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.coordinator import JoinRequest, JoinResult
+from wirekafka.handlers.authorization import authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.join_group import (
     JoinGroupRequest,
@@ -11,6 +12,7 @@ from wirekafka.protocol.messages.join_group import (
     JoinGroupResponseMember,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 
 FIRST_MEMBER_ID_REQUIRED_VERSION = 4
 FIRST_NULLABLE_PROTOCOL_VERSION = 7
@@ -58,6 +60,8 @@ async def handle_join_group(ctx: BrokerContext, request: Request) -> JoinGroupRe
         supports_skip_assignment=request.version >= FIRST_SKIP_ASSIGNMENT_VERSION,
     )
     groups = ctx.groups
+    if not authorized(ctx, request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return join_response(JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED), request.version)
     refused = await groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return join_response(JoinResult(refused), request.version)

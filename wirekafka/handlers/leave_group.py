@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.leave_group import (
     LeaveGroupRequest,
@@ -10,6 +11,7 @@ from wirekafka.protocol.messages.leave_group import (
     MemberResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 
 FIRST_BATCH_VERSION = 3
 
@@ -17,7 +19,9 @@ FIRST_BATCH_VERSION = 3
 async def handle_leave_group(ctx: BrokerContext, request: Request) -> LeaveGroupResponse:
     body: LeaveGroupRequest = request.body
     coordinator = ctx.groups.coordinator
-    refused = await ctx.groups.coordinator_error(body.group_id)
+    refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if authorized(ctx, request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        refused = await ctx.groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return LeaveGroupResponse(throttle_time_ms=0, error_code=refused)
     now = ctx.clock()

@@ -2,7 +2,8 @@
 offset at a time. On a replicated partition (a ZooKeeper cluster) the answer
 gives the leader epoch the offset was written in (the leader's current epoch
 for latest), and a request's ``current_leader_epoch`` is checked against the
-leader's, as Fetch checks it (KIP-320)."""
+leader's, as Fetch checks it (KIP-320). A topic the principal may not Describe
+answers TOPIC_AUTHORIZATION_FAILED, whether it exists or not."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.replication import leader_epoch_error
+from wirekafka.handlers.authorization import denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -19,6 +21,7 @@ from wirekafka.protocol.messages.list_offsets import (
     ListOffsetsTopicResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, PartitionLog, StorageError
 
 UNKNOWN_OFFSET = -1
@@ -100,13 +103,21 @@ async def _answer(
 
 async def handle_list_offsets(ctx: BrokerContext, request: Request) -> ListOffsetsResponse:
     body: ListOffsetsRequest = request.body
+    names = (topic.name for topic in body.topics)
+    denied = denied_names(ctx, request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     return ListOffsetsResponse(
         throttle_time_ms=0,
         topics=[
             ListOffsetsTopicResponse(
                 name=topic.name,
                 partitions=[
-                    await _answer(ctx, topic.name, p, request.version) for p in topic.partitions
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    )
+                    if denied and topic.name in denied
+                    else await _answer(ctx, topic.name, p, request.version)
+                    for p in topic.partitions
                 ],
             )
             for topic in body.topics

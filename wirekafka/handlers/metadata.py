@@ -27,7 +27,14 @@ from uuid import UUID
 from wirekafka.broker.cluster import NO_LEADER
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.topics import INTERNAL_TOPICS, topic_name_error
+from wirekafka.handlers.authorization import (
+    NOTHING_DENIED,
+    authorized_operations,
+    cluster_authorized,
+    denied_names,
+)
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.messages.describe_cluster import AUTHORIZED_OPERATIONS_OMITTED
 from wirekafka.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
@@ -37,11 +44,14 @@ from wirekafka.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from wirekafka.worker_threads import METADATA, run_blocking
 
 NO_TOPIC_ID = UUID(int=0)  # topic ids declined: clients stay on name-based requests
 FIRST_AUTO_CREATE_FLAG_VERSION = 4
 FIRST_TOPIC_ID_VERSION = 12  # the first in which Kafka accepts a topic named by id
+FIRST_AUTHORIZED_OPERATIONS_VERSION = 8
+LAST_CLUSTER_OPERATIONS_VERSION = 10  # later, DescribeCluster carries the cluster's
 
 
 def _described(ctx: BrokerContext, name: str) -> MetadataResponseTopic:
@@ -99,6 +109,18 @@ def _missing(
     )
 
 
+def _denied(name: str) -> MetadataResponseTopic:
+    """A topic named that the principal may not Describe: Kafka's answer, the same
+    whether it exists or not (not even whether it is internal)."""
+    return MetadataResponseTopic(
+        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        name=name,
+        topic_id=NO_TOPIC_ID,
+        is_internal=False,
+        partitions=[],
+    )
+
+
 def _named_by_id(topic: MetadataRequestTopic) -> bool:
     return topic.name is None or topic.topic_id != NO_TOPIC_ID
 
@@ -121,6 +143,19 @@ def _refused_topic_ids(body: MetadataRequest) -> MetadataResponse:
     )
 
 
+def _cluster_authorized_operations(
+    ctx: BrokerContext, request: Request, body: MetadataRequest
+) -> int:
+    """v8-10 with include_cluster_authorized_operations: 0 without Describe on the
+    cluster, else the bit field (as Kafka); the field's default otherwise."""
+    versions = range(FIRST_AUTHORIZED_OPERATIONS_VERSION, LAST_CLUSTER_OPERATIONS_VERSION + 1)
+    if request.version not in versions or not body.include_cluster_authorized_operations:
+        return AUTHORIZED_OPERATIONS_OMITTED
+    if not cluster_authorized(ctx, request, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(ctx, request, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
 async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataResponse:
     body: MetadataRequest = request.body
     version = request.version
@@ -139,31 +174,43 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
         names = []  # answered by id alone
     else:
         names = [t.name for t in asked if t.name is not None]
+    names = list(dict.fromkeys(names))
+    # Topics the principal may not Describe: left out of "every topic"; a topic
+    # named answers TOPIC_AUTHORIZATION_FAILED without being looked up, so that
+    # whether it exists is not disclosed.
+    undescribable = denied_names(ctx, request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    if asked is None and undescribable:
+        names = [name for name in names if name not in undescribable]
+    # Auto-creation needs Create on the cluster or on the topic, asked only when a
+    # describable topic named is missing; without it the topic is not created.
+    uncreatable: frozenset[str] = NOTHING_DENIED
+    if ctx.authorizer is not None and asked is not None and may_create:
+        missing = [n for n in names if n not in undescribable and ctx.topics.topic(n) is None]
+        if missing and not cluster_authorized(ctx, request, AclOperation.CREATE):
+            uncreatable = denied_names(
+                ctx, request, AclOperation.CREATE, ResourceType.TOPIC, missing
+            )
+    with_operations = (
+        version >= FIRST_AUTHORIZED_OPERATIONS_VERSION and body.include_topic_authorized_operations
+    )
     # No topic has an id here, so none is known by one.
     topics = [
         _missing(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
         for topic_id in dict.fromkeys(t.topic_id for t in by_id)
     ]
-    for name in dict.fromkeys(names):
-        if ctx.topics.topic(name) is None:
-            invalid = topic_name_error(name)
-            if invalid is not None:
-                topics.append(_missing(name, invalid.code))
-                continue
-            if not may_create or name in INTERNAL_TOPICS:
-                topics.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
-            failed = await run_blocking(METADATA, ctx.topics.auto_create, name)
-            # As Kafka's auto-creation does, the topic gets the error creating it gave:
-            # past max.broker.partitions, POLICY_VIOLATION, which clients do not retry
-            # (it lasts until topics are deleted), and the broker's log says why.
-            if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                code = failed.code
-                if code == ErrorCode.KAFKA_STORAGE_ERROR:  # not recorded: the client retries
-                    code = ErrorCode.LEADER_NOT_AVAILABLE
-                topics.append(_missing(name, code))
-                continue
-        topics.append(_described(ctx, name))
+    for name in names:
+        if name in undescribable:
+            topics.append(_denied(name))
+            continue
+        if name in uncreatable:
+            topics.append(_missing(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            continue
+        answer = await _answer(ctx, name, may_create)
+        if with_operations:
+            answer.topic_authorized_operations = authorized_operations(
+                ctx, request, ResourceType.TOPIC, name
+            )
+        topics.append(answer)
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[
@@ -173,4 +220,25 @@ async def handle_metadata(ctx: BrokerContext, request: Request) -> MetadataRespo
         cluster_id=ctx.cluster_id,
         controller_id=ctx.cluster.controller_id(),
         topics=topics,
+        cluster_authorized_operations=_cluster_authorized_operations(ctx, request, body),
     )
+
+
+async def _answer(ctx: BrokerContext, name: str, may_create: bool) -> MetadataResponseTopic:
+    """A describable topic's answer, created first when it is missing and may be."""
+    if ctx.topics.topic(name) is None:
+        invalid = topic_name_error(name)
+        if invalid is not None:
+            return _missing(name, invalid.code)
+        if not may_create or name in INTERNAL_TOPICS:
+            return _missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        failed = await run_blocking(METADATA, ctx.topics.auto_create, name)
+        # As Kafka's auto-creation does, the topic gets the error creating it gave:
+        # past max.broker.partitions, POLICY_VIOLATION, which clients do not retry
+        # (it lasts until topics are deleted), and the broker's log says why.
+        if failed is not None and failed.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            code = failed.code
+            if code == ErrorCode.KAFKA_STORAGE_ERROR:  # not recorded: the client retries
+                code = ErrorCode.LEADER_NOT_AVAILABLE
+            return _missing(name, code)
+    return _described(ctx, name)

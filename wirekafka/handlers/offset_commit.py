@@ -4,12 +4,17 @@
 v0 and v1 commit outside membership too (generation -1, empty member id) while
 the group has no members, as simple consumers and pykafka do; v1 carries a
 commit timestamp per partition, v2-v4 a retention time.
+
+As Kafka: without Read on the group every partition answers
+GROUP_AUTHORIZATION_FAILED; a topic without Read answers
+TOPIC_AUTHORIZATION_FAILED, whether it exists or not.
 """
 
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.groups.offset_store import NO_EXPIRY, CommittedOffset
+from wirekafka.handlers.authorization import authorized, denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -18,6 +23,7 @@ from wirekafka.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.worker_threads import METADATA, run_blocking
 
 DEFAULT_TIMESTAMP = -1
@@ -47,6 +53,11 @@ def _respond(
 
 async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCommitResponse:
     body: OffsetCommitRequest = request.body
+    if not authorized(ctx, request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        every = {(t.name, p.partition_index) for t in body.topics for p in t.partitions}
+        return _respond(body, dict.fromkeys(every, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+    names = (topic.name for topic in body.topics)
+    denied = denied_names(ctx, request, AclOperation.READ, ResourceType.TOPIC, names)
     version = request.version
     now = ctx.clock()
     groups = ctx.groups
@@ -64,6 +75,12 @@ async def handle_offset_commit(ctx: BrokerContext, request: Request) -> OffsetCo
     if 2 <= version <= 4 and body.retention_time_ms != DEFAULT_RETENTION:
         expire = now + body.retention_time_ms
     for topic in body.topics:
+        if denied and topic.name in denied:
+            for partition in topic.partitions:
+                errors[(topic.name, partition.partition_index)] = (
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                )
+            continue
         known = ctx.topics.topic(topic.name)
         for partition in topic.partitions:
             key = (topic.name, partition.partition_index)

@@ -6,6 +6,10 @@ consumer group with members keeps those of topics its members subscribe to
 other group with members is refused whole (NON_EMPTY_GROUP). Partitions of
 unknown topics get UNKNOWN_TOPIC_OR_PARTITION; a partition without a committed
 offset is simply reported done.
+
+As Kafka: without Delete on the group the request is refused whole
+(GROUP_AUTHORIZATION_FAILED); a topic without Read answers
+TOPIC_AUTHORIZATION_FAILED for each partition, whether it exists or not.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from wirekafka.groups.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribe
 from wirekafka.groups.group import Group
 from wirekafka.groups.offset_store import TopicPartition
 from wirekafka.groups.state import GroupState
+from wirekafka.handlers.authorization import authorized, denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -23,6 +28,7 @@ from wirekafka.protocol.messages.offset_delete import (
     OffsetDeleteResponseTopic,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 
 
 def _subscribed(group: Group) -> set[str]:
@@ -58,8 +64,12 @@ def _refused(code: ErrorCode) -> OffsetDeleteResponse:
 async def handle_offset_delete(ctx: BrokerContext, request: Request) -> OffsetDeleteResponse:
     body: OffsetDeleteRequest = request.body
     group_id = body.group_id
+    if not authorized(ctx, request, AclOperation.DELETE, ResourceType.GROUP, group_id):
+        return _refused(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if not group_id:
         return _refused(ErrorCode.INVALID_GROUP_ID)
+    names = (topic.name for topic in body.topics)
+    denied = denied_names(ctx, request, AclOperation.READ, ResourceType.TOPIC, names)
     refused = await ctx.groups.coordinator_error(group_id)
     if refused != ErrorCode.NONE:
         return _refused(refused)
@@ -76,7 +86,9 @@ async def handle_offset_delete(ctx: BrokerContext, request: Request) -> OffsetDe
         known = ctx.topics.topic(topic.name)
         for partition in topic.partitions:
             tp = (topic.name, partition.partition_index)
-            if known is None or not 0 <= tp[1] < known.partitions:
+            if denied and topic.name in denied:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif known is None or not 0 <= tp[1] < known.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif topic.name in kept:
                 errors[tp] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC

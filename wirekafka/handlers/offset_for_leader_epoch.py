@@ -8,12 +8,16 @@ epoch at or below the one asked for, and the offset where the next one
 starts, or the log end for the latest epoch. A log with no epochs (written in
 the embedded mode, where the leader epoch is always 0) answers epoch 0 at the
 log end. ``current_leader_epoch``, when given, must be the leader's.
+
+As Kafka: replicas pass with ClusterAction on the cluster, consumers need Describe
+on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not).
 """
 
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.broker.replication import leader_epoch_error
+from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -23,6 +27,7 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderTopicResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 
 EMBEDDED_LEADER_EPOCH = 0
 
@@ -57,12 +62,25 @@ async def handle_offset_for_leader_epoch(
     ctx: BrokerContext, request: Request
 ) -> OffsetForLeaderEpochResponse:
     body: OffsetForLeaderEpochRequest = request.body
+    denied = NOTHING_DENIED
+    if ctx.authorizer is not None and not cluster_authorized(
+        ctx, request, AclOperation.CLUSTER_ACTION
+    ):
+        names = (t.topic for t in body.topics)
+        denied = denied_names(ctx, request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     return OffsetForLeaderEpochResponse(
         throttle_time_ms=0,
         topics=[
             OffsetForLeaderTopicResult(
                 topic=t.topic,
-                partitions=[await _end_offset(ctx, t.topic, p) for p in t.partitions],
+                partitions=[
+                    EpochEndOffset(
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition
+                    )
+                    if denied and t.topic in denied
+                    else await _end_offset(ctx, t.topic, p)
+                    for p in t.partitions
+                ],
             )
             for t in body.topics
         ],

@@ -25,6 +25,7 @@ import trio
 from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.broker.replication import Led, ReplicaManager
 from wirekafka.broker.topics import INTERNAL_TOPICS
+from wirekafka.handlers.authorization import denied_names
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
@@ -52,6 +53,7 @@ from wirekafka.protocol.records.record_batch import (
 )
 from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.log import PartitionLog, RollDue, StorageError
 from wirekafka.storage.producer_state import InvalidProducerBatch
 from wirekafka.worker_threads import LOG_DIRS, RECORDS, blocking, run_blocking
@@ -63,6 +65,10 @@ FIRST_BATCH_ONLY_VERSION = 3  # from v3 a partition's data is exactly one magic-
 INLINE_SECONDS = 0.002  # record checks that take longer finish in a worker thread
 # Message sets this small and uncompressed are converted on the event loop.
 _INLINE_MESSAGE_SET_BYTES = 64 * 1024
+_NO_TRANSACTIONS: tuple[ErrorCode, str | None] = (
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    "transactions are not supported by this broker",
+)
 
 
 class _Refused(Exception):
@@ -365,23 +371,28 @@ async def _flush(appended: list[_Appended], due: dict[int, PartitionLog]) -> Non
 async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceResponse | None:
     body: ProduceRequest = request.body
     version = request.version
-    refusal: tuple[ErrorCode, str] | None = None
-    if body.transactional_id is not None:
-        refusal = (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "transactions are not supported by this broker",
-        )
-    elif body.acks not in (-1, 0, 1):
+    transactional = body.transactional_id is not None
+    # As Kafka: Write on each topic is asked once; a denied topic's partitions are
+    # refused before anything else is looked at, whether the topic exists or not.
+    names = (topic_data.name for topic_data in body.topic_data)
+    denied = denied_names(ctx, request, AclOperation.WRITE, ResourceType.TOPIC, names)
+    refusal: tuple[ErrorCode, str | None] | None = None
+    if body.acks not in (-1, 0, 1):
         refusal = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={body.acks}: expected -1, 0 or 1")
     topics: list[TopicProduceResponse] = []
     appended: list[_Appended] = []
     for topic_data in body.topic_data:
         name = topic_data.name
+        topic_refusal = refusal
+        if transactional:
+            topic_refusal = _NO_TRANSACTIONS
+        elif denied and name in denied:
+            topic_refusal = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
         responses = []
         for partition_data in topic_data.partition_data:
             result = (
-                _refuse(partition_data.index, *refusal)
-                if refusal
+                _refuse(partition_data.index, *topic_refusal)
+                if topic_refusal
                 else await _append_partition(ctx, version, body.acks, name, partition_data)
             )
             appended.append(result)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation, ResourceType
 
 
 async def handle_sync_group(ctx: BrokerContext, request: Request) -> SyncGroupResponse:
     body: SyncGroupRequest = request.body
     groups = ctx.groups
-    refused = await groups.coordinator_error(body.group_id)
+    refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if authorized(ctx, request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        refused = await groups.coordinator_error(body.group_id)
     if refused != ErrorCode.NONE:
         return SyncGroupResponse(throttle_time_ms=0, error_code=refused)
     assignments = {a.member_id: bytes(a.assignment) for a in body.assignments}

@@ -38,6 +38,10 @@ from wirekafka.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,
 )
+from wirekafka.protocol.messages.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    ScramCredentialUpsertion,
+)
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
 from wirekafka.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from wirekafka.protocol.messages.create_acls import AclCreation, CreateAclsRequest
@@ -55,6 +59,7 @@ from wirekafka.protocol.messages.delete_records import (
 )
 from wirekafka.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from wirekafka.protocol.messages.describe_acls import DescribeAclsRequest
+from wirekafka.protocol.messages.describe_client_quotas import DescribeClientQuotasRequest
 from wirekafka.protocol.messages.describe_cluster import DescribeClusterRequest
 from wirekafka.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
@@ -62,6 +67,9 @@ from wirekafka.protocol.messages.describe_configs import (
 )
 from wirekafka.protocol.messages.describe_groups import DescribeGroupsRequest
 from wirekafka.protocol.messages.describe_log_dirs import DescribeLogDirsRequest
+from wirekafka.protocol.messages.describe_user_scram_credentials import (
+    DescribeUserScramCredentialsRequest,
+)
 from wirekafka.protocol.messages.find_coordinator import FindCoordinatorRequest
 from wirekafka.protocol.messages.heartbeat import HeartbeatRequest
 from wirekafka.protocol.messages.incremental_alter_configs import (
@@ -674,6 +682,34 @@ SCENARIOS: list[Scenario] = [
         lambda t: DescribeClusterRequest(include_cluster_authorized_operations=True),
         _cluster_operations,
         allowed=GIVEN,
+    ),
+    S(
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        0,
+        1,
+        lambda t: DescribeClientQuotasRequest(components=[], strict=False),
+        _top_level,
+    ),
+    S(
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+        0,
+        0,
+        lambda t: DescribeUserScramCredentialsRequest(users=None),
+        _top_level,
+    ),
+    S(
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+        0,
+        0,
+        lambda t: AlterUserScramCredentialsRequest(
+            deletions=[],
+            upsertions=[
+                ScramCredentialUpsertion(
+                    name="carol", mechanism=1, iterations=4096, salt=b"s", salted_password=b"p"
+                )
+            ],
+        ),
+        _only_result("results"),
     ),
 ]
 

@@ -21,6 +21,7 @@ import logging
 from collections import Counter
 
 from wirekafka.broker.context import BrokerContext, CloseConnection
+from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
@@ -28,6 +29,7 @@ from wirekafka.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 from wirekafka.security.scram_credentials import (
     CredentialError,
     credential_from_salted_password,
@@ -59,11 +61,19 @@ async def handle_alter_user_scram_credentials(
     scram_users = ctx.scram_users
     if scram_users is None:
         raise CloseConnection("this broker keeps no SCRAM credentials")
-    # Authorization goes here: Kafka asks for ALTER on the cluster and, when it is
-    # denied, answers CLUSTER_AUTHORIZATION_FAILED for every user named.
     users = list(
         dict.fromkeys([d.name for d in body.deletions] + [u.name for u in body.upsertions])
     )
+    if not cluster_authorized(ctx, request, AclOperation.ALTER):
+        return AlterUserScramCredentialsResponse(
+            throttle_time_ms=0,
+            results=[
+                AlterUserScramCredentialsResult(
+                    user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                )
+                for user in users
+            ],
+        )
     errors: dict[str, CredentialError] = {}
     for deletion in body.deletions:
         error = deletion_error(deletion.name, deletion.mechanism)

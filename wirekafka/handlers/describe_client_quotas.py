@@ -8,6 +8,7 @@ SCRAM credentials.
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_client_quotas import (
     MATCH_ANY,
@@ -17,6 +18,7 @@ from wirekafka.protocol.messages.describe_client_quotas import (
     DescribeClientQuotasResponse,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 
 # ClientQuotaEntity's entity types
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
@@ -70,7 +72,13 @@ async def handle_describe_client_quotas(
     ctx: BrokerContext, request: Request
 ) -> DescribeClientQuotasResponse:
     body: DescribeClientQuotasRequest = request.body
-    # Authorization goes here: Kafka asks for DESCRIBE_CONFIGS on the cluster.
+    if not cluster_authorized(ctx, request, AclOperation.DESCRIBE_CONFIGS):
+        return DescribeClientQuotasResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            error_message=None,
+            entries=None,
+        )
     error = filter_error(body)
     if error is not None:
         return DescribeClientQuotasResponse(

@@ -12,6 +12,7 @@ from collections import Counter
 
 from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.broker.scram_users import ScramUsers
+from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_user_scram_credentials import (
     CredentialInfo,
@@ -20,6 +21,7 @@ from wirekafka.protocol.messages.describe_user_scram_credentials import (
     DescribeUserScramCredentialsResult,
 )
 from wirekafka.protocol.rpc import Request
+from wirekafka.security.acl import AclOperation
 from wirekafka.security.scram_credentials import SCRAM_MECHANISMS
 
 # Kafka's messages (ScramImage), the user's name appended
@@ -55,8 +57,13 @@ async def handle_describe_user_scram_credentials(
     ctx: BrokerContext, request: Request
 ) -> DescribeUserScramCredentialsResponse:
     body: DescribeUserScramCredentialsRequest = request.body
-    # Authorization goes here: Kafka asks for DESCRIBE on the cluster and, when it is
-    # denied, answers CLUSTER_AUTHORIZATION_FAILED at the top level with no results.
+    if not cluster_authorized(ctx, request, AclOperation.DESCRIBE):
+        return DescribeUserScramCredentialsResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            error_message=None,
+            results=[],
+        )
     scram_users = ctx.scram_users
     if scram_users is None:
         raise CloseConnection("this broker keeps no SCRAM credentials")

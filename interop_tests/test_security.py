@@ -16,9 +16,11 @@ import socket
 import ssl
 import struct
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -35,10 +37,12 @@ from interop_tests.security import (
     MECHANISMS,
     PLAIN_JAAS,
     SASL_LISTENERS,
+    SCRAM_PASSWORD,
     SCRAM_USER,
     credentials,
     secured_broker,
 )
+from interop_tests.wirekafka_command import wirekafka_command
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.sasl_authenticate import (
@@ -472,3 +476,102 @@ def test_the_java_client_through_kafkas_console_tools(
         "--command-config", str(config), "--timeout-ms", "30000",
     )  # fmt: skip
     assert sorted(consumed.stdout.split()) == sorted(v.decode() for v in EXPECTED)
+
+
+def test_pykafka_over_ssl(secured: Broker, certs: Certificates, topic_name) -> None:
+    """pykafka 2.8 has TLS (its SslConfig); its SASL authenticators came after its last
+    release, so it is tested on SSL only."""
+    from pykafka import KafkaClient, SslConfig
+
+    topic = topic_name()
+    client = KafkaClient(
+        hosts=secured.listener_bootstrap("SSL"),
+        ssl_config=SslConfig(cafile=str(certs.ca)),
+        socket_timeout_ms=30_000,
+    )
+    pykafka_topic = client.topics[topic.encode()]
+    with pykafka_topic.get_sync_producer() as producer:
+        for value in EXPECTED:
+            producer.produce(value)
+    consumer = pykafka_topic.get_simple_consumer(consumer_timeout_ms=5000)
+    assert sorted(m.value for m in consumer) == sorted(EXPECTED)
+    consumer.stop()
+
+
+def test_wirekafka_commands_take_kafkas_client_properties(
+    secured: Broker, certs: Certificates, topic_name, tmp_path: Path
+) -> None:
+    """``--command-config`` with the Java client's keys, as Kafka's tools take them."""
+    topic = topic_name()
+    config = java_client_config(
+        secured, "SASL_SSL", "SCRAM-SHA-256", certs, tmp_path / "client.properties"
+    )
+    bootstrap = ("--bootstrap-server", secured.listener_bootstrap("SASL_SSL"))
+    common = (*bootstrap, "--command-config", str(config))
+    created = wirekafka_command("topics", "create", topic, "--partitions", "2", *common)
+    assert created.returncode == 0, created.stderr
+    produced = wirekafka_command("produce", "--topic", topic, *common, input="a\nb\nc\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = wirekafka_command(
+        "consume", "--topic", topic, "--from", "earliest", "--max-messages", "3", *common
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert sorted(consumed.stdout.split()) == ["a", "b", "c"]
+    wrong = config.read_text().replace(SCRAM_PASSWORD, "Wrong-Password-6")
+    (tmp_path / "wrong.properties").write_text(wrong)
+    refused = wirekafka_command(
+        "topics", "list", *bootstrap, "--command-config", str(tmp_path / "wrong.properties"),
+        "--timeout", "10",
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert "Authentication failed" in refused.stderr, refused.stderr
+
+
+def failed_logins(port: int, count: int, stop: threading.Event) -> int:
+    """Log in with a wrong password ``count`` times, 50 at a time; the refusals counted."""
+    handshake = struct.pack(">hhih", 17, 1, 1, 1) + b"x" + struct.pack(">h", 5) + b"PLAIN"
+    token = b"\x00alice\x00Wrong-Password-7"
+    authenticate = struct.pack(">hhih", 36, 1, 2, 1) + b"x" + struct.pack(">i", len(token)) + token
+
+    def one() -> bool:
+        with socket.create_connection(("127.0.0.1", port), 10) as sock:
+            sock.settimeout(10)
+            for body in (handshake, authenticate):
+                sock.sendall(struct.pack(">i", len(body)) + body)
+            answers = b""
+            while chunk := sock.recv(4096):
+                answers += chunk
+            # the second answer: SaslAuthenticate with SASL_AUTHENTICATION_FAILED (58)
+            return struct.pack(">h", 58) in answers
+
+    refused = 0
+    with ThreadPoolExecutor(50) as pool:
+        for ok in pool.map(lambda _: one() if not stop.is_set() else False, range(count)):
+            refused += ok
+    return refused
+
+
+def test_a_thousand_failed_logins_do_not_hold_up_an_authenticated_client(
+    secured: Broker, certs: Certificates, topic_name
+) -> None:
+    topic = topic_name()
+    config = librdkafka_config(secured, "SASL_PLAINTEXT", "SCRAM-SHA-256", certs)
+    producer = Producer(config)
+    producer.produce(topic, b"warm-up", partition=0)
+    assert producer.flush(20) == 0
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as flood:
+        refusals = flood.submit(failed_logins, secured.listener_ports["SASL_PLAINTEXT"], 1000, stop)
+        acknowledged = 0
+        slowest = 0.0
+        while not refusals.done():
+            started = time.monotonic()
+            producer.produce(topic, b"during", partition=0)
+            assert producer.flush(10) == 0
+            slowest = max(slowest, time.monotonic() - started)
+            acknowledged += 1
+        stop.set()
+        assert refusals.result() == 1000  # each refused, with Kafka's error
+    # served all along: each produce acknowledged, none waiting behind the failed logins
+    assert acknowledged > 10
+    assert slowest < 5.0, slowest

@@ -16,7 +16,11 @@ def parsed(*argv: str) -> argparse.Namespace:
 
 def test_librdkafka_is_silent_unless_asked() -> None:
     config = client_config(parsed())
-    assert config == {"bootstrap.servers": "localhost:9092", "log_level": 0}
+    assert config == {
+        "bootstrap.servers": "localhost:9092",
+        "log_level": 0,
+        "error_cb": LOGIN_FAILURES.note,  # a failed login is reported as the tool's error
+    }
 
 
 def test_debug_turns_on_librdkafkas_debug_contexts() -> None:

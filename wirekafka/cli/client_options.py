@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from confluent_kafka import KafkaError
+
 from wirekafka.cli.errors import EXIT_USAGE, CommandError
 from wirekafka.config import read_properties_file
 from wirekafka.java_client_settings import translate_java_settings
@@ -29,6 +31,21 @@ DEFAULT_BOOTSTRAP = "localhost:9092"
 DEFAULT_TIMEOUT_S = 30.0
 QUIET_LOG_LEVEL = 0  # librdkafka's syslog levels: nothing
 DEBUG_LOG_LEVEL = 7  # everything, with --debug
+
+
+class LoginFailures:
+    """The failed logins librdkafka reports (through ``error_cb``): a request that then
+    fails as a lost connection is reported as the broker's refusal, which says why."""
+
+    def __init__(self) -> None:
+        self.last: KafkaError | None = None
+
+    def note(self, error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            self.last = error
+
+
+LOGIN_FAILURES = LoginFailures()  # one command runs per process
 
 
 def add_client_options(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +80,10 @@ def client_config(args: argparse.Namespace, **settings: str | int | bool) -> dic
     """librdkafka's config for the tool: the bootstrap servers and the log policy
     (``--debug``), the command config's settings (translated), then the tool's
     own ``settings`` (``group.id``, ...)."""
-    config: dict[str, object] = {"bootstrap.servers": args.bootstrap_server}
+    config: dict[str, object] = {
+        "bootstrap.servers": args.bootstrap_server,
+        "error_cb": LOGIN_FAILURES.note,
+    }
     if args.debug:
         config.update({"debug": args.debug, "log_level": DEBUG_LOG_LEVEL})
     else:

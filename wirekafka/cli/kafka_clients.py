@@ -15,7 +15,7 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
-from wirekafka.cli.client_options import client_config
+from wirekafka.cli.client_options import LOGIN_FAILURES, client_config
 from wirekafka.cli.errors import EXIT_USAGE, CommandError, from_kafka_error
 
 T = TypeVar("T")
@@ -100,8 +100,10 @@ def cluster_metadata(
     try:
         metadata: ClusterMetadata = client.list_topics(topic, timeout=args.timeout)
     except KafkaException as exc:
+        client.poll(0)  # serves error_cb: a failed login says why the broker was lost
+        error = LOGIN_FAILURES.last or kafka_error(exc)
         raise from_kafka_error(
-            kafka_error(exc), broker=args.bootstrap_server, topic=topic, doing="read metadata of"
+            error, broker=args.bootstrap_server, topic=topic, doing="read metadata of"
         ) from exc
     return metadata
 

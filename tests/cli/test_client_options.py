@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wirekafka.cli.client_options import add_client_options, client_config
+from wirekafka.cli.client_options import LOGIN_FAILURES, add_client_options, client_config
 
 
 def parsed(*argv: str) -> argparse.Namespace:

@@ -321,3 +321,43 @@ def test_readme_example(tmp_path: Path) -> None:
     (project / argv[-1]).write_text(test_file)
     run = run_pytest(project, command=[sys.executable, *argv[1:], "-p", "no:cacheprovider"])
     assert run.counts == {"passed": 2}, run.output
+
+
+SECURE_TESTS = """
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+
+def test_clients_log_in_over_sasl_ssl(kafka_sasl_ssl_broker):
+    for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        config = kafka_sasl_ssl_broker.client_config(mechanism)
+        producer = Producer(config)
+        producer.produce("secured", mechanism.encode(), partition=0)
+        assert producer.flush(30) == 0
+    consumer = Consumer({**kafka_sasl_ssl_broker.client_config(), "group.id": "g"})
+    consumer.assign([TopicPartition("secured", 0, 0)])
+    values = []
+    for _ in range(60):
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+        if len(values) == 3:
+            break
+    consumer.close()
+    assert values == [b"PLAIN", b"SCRAM-SHA-256", b"SCRAM-SHA-512"]
+
+
+def test_a_wrong_password_is_refused(kafka_sasl_ssl_broker):
+    errors = []
+    config = {**kafka_sasl_ssl_broker.client_config(), "sasl.password": "wrong",
+              "error_cb": lambda e: errors.append(e.str()), "message.timeout.ms": 3000}
+    producer = Producer(config)
+    producer.produce("secured", b"no")
+    producer.flush(6)
+    assert any("Authentication failed" in e for e in errors), errors
+"""
+
+
+def test_a_sasl_ssl_broker_with_certificates_made_for_the_test(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project", SECURE_TESTS)
+    run = run_pytest(project)
+    assert run.counts == {"passed": 2}, run.output

@@ -12,6 +12,11 @@ loads it by itself. Fixtures:
 * ``kafka_broker_factory``: ``kafka_broker_factory({"num.partitions": 3})`` starts
   a broker of the test's own with Kafka's settings (or keywords:
   ``auto_create_topics_enable=False``); each is killed at the test's end.
+* ``kafka_sasl_ssl_broker``: a broker whose clients log in over SASL_SSL, with
+  certificates made for the test; ``.client_config("SCRAM-SHA-512")`` gives
+  confluent-kafka's settings (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 work),
+  ``.certificates.ca`` the CA to trust (:mod:`wirekafka.testing.secure_broker`).
+  Shared like ``kafka_broker``; needs ``trustme`` (``pip install trustme``).
 * ``kafka_cluster``: ``kafka_cluster(brokers=3, settings=None)`` starts brokers
   sharing a ZooKeeper (Debian's ``zookeeper`` package); ``.bootstrap`` lists them
   all. Without ZooKeeper the test fails saying what to install.
@@ -30,6 +35,7 @@ from wirekafka.testing.zookeeper import missing_reason
 
 if TYPE_CHECKING:  # loaded by the fixture, so loading the plugin imports no Kafka client
     from wirekafka.testing.cluster import BrokerCluster
+    from wirekafka.testing.secure_broker import SecureBroker
 
 Scope = Literal["session", "package", "module", "class", "function"]
 SCOPES: tuple[Scope, ...] = ("session", "package", "module", "class", "function")
@@ -81,6 +87,20 @@ def started_broker(factory: BrokerFactory) -> Iterator[BrokerProcess]:
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """A broker subprocess (``.bootstrap``: ``host:port``); shared per ``wirekafka_scope``."""
     yield from started_broker(BrokerFactory(tmp_path_factory.mktemp("kafka_broker")))
+
+
+@pytest.fixture(scope=broker_scope)
+def kafka_sasl_ssl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
+    """A broker on SASL_SSL with a user and certificates of its own; shared per
+    ``wirekafka_scope``."""
+    from wirekafka.testing.secure_broker import start_secure_broker
+
+    directory = tmp_path_factory.mktemp("kafka_sasl_ssl_broker")
+    with BrokerFactory(directory / "brokers") as factory:
+        secure = start_secure_broker(factory, directory)
+        yield secure
+        secure.broker.assert_running()
+        secure.broker.stop()
 
 
 @pytest.fixture

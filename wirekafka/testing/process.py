@@ -338,12 +338,22 @@ class BrokerFactory:
     ) -> BrokerProcess:
         """A started broker: ``factory({"num.partitions": 3})``,
         ``factory(auto_create_topics_enable=False)``, ``fd_limit=N`` for its RLIMIT_NOFILE."""
+        return self.prepare(settings, fd_limit=fd_limit, **keywords).start()
+
+    def prepare(
+        self,
+        settings: Mapping[str, object] | None = None,
+        *,
+        fd_limit: int | None = None,
+        **keywords: object,
+    ) -> BrokerProcess:
+        """A broker with its data dir made, not yet started (for files to put there first)."""
         data_dir = self.root / f"broker-{next(_names)}" / "data"
         broker = self.broker_class(
             data_dir, kafka_settings(settings, **keywords), fd_limit=fd_limit
         )
         self.started.append(broker)
-        return broker.start()
+        return broker
 
     def close_all(self) -> None:
         for broker in self.started:

@@ -33,6 +33,7 @@ from interop_tests.broker import Broker
 from interop_tests.clients.kcat import kcat_binary
 from interop_tests.kafka_tools import KafkaTools
 from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
+from interop_tests.readme import readme_examples
 from interop_tests.security import (
     MECHANISMS,
     PLAIN_JAAS,
@@ -575,3 +576,34 @@ def test_a_thousand_failed_logins_do_not_hold_up_an_authenticated_client(
     # served all along: each produce acknowledged, none waiting behind the failed logins
     assert acknowledged > 10
     assert slowest < 5.0, slowest
+
+
+README_SECTION = "Security: TLS, SASL and who may do what"
+
+
+def test_the_readme_example(broker_factory, certs: Certificates) -> None:
+    (properties,) = readme_examples(README_SECTION, language="properties")
+    (commands,) = readme_examples(README_SECTION)
+    settings = dict(line.split("=", 1) for line in properties.splitlines() if line.strip())
+    assert settings.pop("ssl.keystore.location") == "broker.pem"
+    settings["ssl.keystore.location"] = str(certs.broker)
+    settings["listeners"] = settings["listeners"].replace(":9092", ":0").replace(":9093", ":0")
+    broker = broker_factory(settings=settings)
+    serve, kcat = commands.split("\n", 1)
+    assert serve == "wirekafka serve --config secure.properties &"
+    kcat = kcat.replace("localhost:9093", broker.listener_bootstrap("SASL_SSL"))
+    listed = subprocess.run(
+        ["bash", "-c", kcat.replace("ca.pem", str(certs.ca))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "1 brokers:" in listed.stdout, listed.stdout + listed.stderr
+    refused = subprocess.run(
+        ["bash", "-c", kcat.replace("ca.pem", str(certs.ca)).replace("alice-secret", "wrong")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0

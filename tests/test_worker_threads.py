@@ -419,13 +419,13 @@ def test_the_check_catches_planted_violations() -> None:
             "handlers/metadata.py",
             "await run_blocking(METADATA, ctx.topics.auto_create, name)",
             "ctx.topics.auto_create(name)",
-            "async def handle_metadata calls auto_create (marked blocking)",
+            "async def _answer calls auto_create (marked blocking)",
         ),
         (
             "zk/cluster.py",
             "snapshot = await run_blocking(METADATA, self._round)",
             "snapshot = self._round()",
-            "async def run calls _round (marked blocking)",
+            "async def one_round calls _round (marked blocking)",
         ),
         (
             "server/broker.py",

@@ -21,8 +21,6 @@ from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
 from wirekafka.zk.cluster import (
-    REFRESH_SECONDS,
-    RETRY_SECONDS,
     BrokerNotAvailable,
     NotController,
     ShutdownTarget,
@@ -32,6 +30,7 @@ from wirekafka.zk.cluster import (
     _Snapshot,
 )
 from wirekafka.zk.session import ZooKeeperError
+from wirekafka.zk.watch_rounds import REFRESH_SECONDS, RETRY_SECONDS
 from wirekafka.zk.znodes import (
     BrokerIdZNode,
     BrokerRegistration,
@@ -562,10 +561,10 @@ def test_rounds_run_at_once_then_when_asked_and_as_a_safety_net(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cluster.run)
             await trio.sleep(25)  # at once, then at 10 and 20 s
-            cluster._wake_up()  # a watch fired
+            cluster._rounds.ask_on_loop()  # a watch fired
             await trio.sleep(1)
             failing[0] = True
-            cluster._wake_up()
+            cluster._rounds.ask_on_loop()
             await trio.sleep(1)
             nursery.cancel_scope.cancel()
 

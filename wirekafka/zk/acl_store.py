@@ -23,7 +23,6 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -44,6 +43,7 @@ from wirekafka.security.acl_znodes import (
 )
 from wirekafka.worker_threads import METADATA, blocking, run_blocking
 from wirekafka.zk.session import ZkSession, ZooKeeperError
+from wirekafka.zk.watch_rounds import WatchRounds
 
 log = logging.getLogger("wirekafka.zk.acls")
 
@@ -71,10 +71,10 @@ class ZkAclStore:
         self._wall_clock_ms = wall_clock_ms or (lambda: time.time() * 1000)
         # per change root: the newest notification read (read and written by one thread at a time)
         self._last_seen: dict[PatternType, int] = dict.fromkeys(ACL_CHANGE_ROOTS, -1)
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._wake: trio.Event | None = None
+        self._rounds = WatchRounds(refresh_s=FOLLOW_SECONDS, retry_s=RETRY_SECONDS)
+        self._watch = self._rounds.ask
         # a new session has lost the watches: look at the change roots again at once
-        session.on_new_session(self._wake_soon)
+        session.on_new_session(self._rounds.ask)
 
     # reading
 
@@ -180,23 +180,17 @@ class ZkAclStore:
         """Hand ``apply`` (on the event loop) the bindings of every pattern a new change
         notification names, read afresh, at every watch and :data:`FOLLOW_SECONDS`,
         until cancelled (the broker's nursery runs this)."""
-        self._token = trio.lowlevel.current_trio_token()
-        self._wake = trio.Event()
-        self._wake.set()
-        wait_s = FOLLOW_SECONDS
-        while True:
-            with trio.move_on_after(wait_s):
-                await self._wake.wait()
-            self._wake = trio.Event()
-            try:
-                reloads = await run_blocking(METADATA, self.read_changes)
-            except (KazooException, KazooTimeoutError) as exc:
-                log.warning("reading ACL change notifications failed: %r", exc)
-                wait_s = RETRY_SECONDS
-                continue
-            wait_s = FOLLOW_SECONDS
-            for pattern, bindings in reloads:
+
+        async def one_round() -> bool:
+            for pattern, bindings in await run_blocking(METADATA, self.read_changes):
                 apply(pattern, bindings)
+            return True
+
+        await self._rounds.run(
+            one_round,
+            (KazooException, KazooTimeoutError),
+            "reading ACL change notifications failed",
+        )
 
     @blocking
     def read_changes(self) -> list[tuple[ResourcePattern, frozenset[AclBinding]]]:
@@ -245,18 +239,3 @@ class ZkAclStore:
             if stat is not None and stat.ctime < oldest_kept_ms:
                 with contextlib.suppress(NoNodeError):
                     client.delete(path)
-
-    def _watch(self, _event: object) -> None:
-        # On kazoo's thread: the event loop is asked to look, nothing more.
-        self._wake_soon()
-
-    def _wake_soon(self) -> None:
-        """From any thread: :meth:`follow_changes` looks at the change roots now."""
-        token = self._token
-        if token is not None:
-            with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(self._wake_up)
-
-    def _wake_up(self) -> None:
-        if self._wake is not None:
-            self._wake.set()

@@ -52,6 +52,7 @@ from wirekafka.worker_threads import METADATA, blocking, run_blocking, run_on_lo
 from wirekafka.zk.assignment import assign_replicas, replicas_for_new_partitions
 from wirekafka.zk.election import NO_LEADER, decide, decide_controlled_shutdown
 from wirekafka.zk.session import ZkSession, ZooKeeperError
+from wirekafka.zk.watch_rounds import WatchRounds
 from wirekafka.zk.znodes import (
     CONFIG_TYPE_TOPIC,
     BrokerIdsZNode,
@@ -77,8 +78,6 @@ from wirekafka.zk.znodes import (
 
 log = logging.getLogger("wirekafka.zk")
 
-REFRESH_SECONDS = 10.0  # a round though no watch fired: should one have been missed
-RETRY_SECONDS = 0.3  # the next round after one that failed
 STATE_WRITE_TRIES = 10  # a controlled shutdown's write of one state, racing its leader's
 
 
@@ -172,7 +171,8 @@ class ZkCluster:
         self.rng = rng or random.Random()
         self._snapshot = _Snapshot({}, {}, {}, NO_LEADER)
         self._token = trio_token
-        self._wake: trio.Event | None = None  # set on the event loop: refresh now
+        self._rounds = WatchRounds(trio_token)
+        self._watch = self._rounds.ask
         self._changes = 0  # changes of the cache made by this broker, counted on the loop
         self._controller_epoch = 0
         # Brokers in controlled shutdown, as this broker's controller knows them:
@@ -195,25 +195,20 @@ class ZkCluster:
         cancelled (the broker's nursery runs this). A round that fails is
         logged and tried again after :data:`RETRY_SECONDS` (the watches it would
         have set again are gone)."""
-        self._wake = trio.Event()
-        self._wake.set()  # the first round at once: it elects a controller if there is none
-        wait_s = REFRESH_SECONDS
-        while True:
-            with trio.move_on_after(wait_s):
-                await self._wake.wait()
-            self._wake = trio.Event()  # a watch firing from here on asks for the next round
+
+        async def one_round() -> bool:  # the first at once: it elects a controller if none
             changes = self._changes
-            try:
-                snapshot = await run_blocking(METADATA, self._round)
-            except (KazooException, KazooTimeoutError, ZnodeFormatError, ZooKeeperError) as exc:
-                log.warning("ZooKeeper refresh failed: %s", exc)
-                wait_s = RETRY_SECONDS
-                continue
-            wait_s = REFRESH_SECONDS
-            if self._changes == changes:
-                self._snapshot = snapshot
-            else:  # a change of this broker's landed while it was read: read again
-                self._wake.set()
+            snapshot = await run_blocking(METADATA, self._round)
+            if self._changes != changes:  # a change of this broker's landed meanwhile
+                return False
+            self._snapshot = snapshot
+            return True
+
+        await self._rounds.run(
+            one_round,
+            (KazooException, KazooTimeoutError, ZnodeFormatError, ZooKeeperError),
+            "ZooKeeper refresh failed",
+        )
 
     @blocking
     def _round(self) -> _Snapshot:
@@ -231,18 +226,6 @@ class ZkCluster:
         with contextlib.suppress(KazooException, KazooTimeoutError):
             self._resign()
 
-    def _watch(self, _event: object) -> None:
-        # On kazoo's thread: the event loop is asked to refresh, nothing more.
-        token = self._token
-        if token is not None:
-            with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(self._wake_up)
-
-    def _wake_up(self) -> None:
-        """On the event loop: refresh now."""
-        if self._wake is not None:
-            self._wake.set()
-
     def _publish(self, change: Callable[[_Snapshot], _Snapshot]) -> None:
         """Change the cache on the event loop (:func:`run_on_loop`): a worker thread
         hands ``change`` over and waits for it."""
@@ -250,7 +233,7 @@ class ZkCluster:
         def apply() -> None:
             self._snapshot = change(self._snapshot)
             self._changes += 1
-            self._wake_up()
+            self._rounds.ask_on_loop()
 
         run_on_loop(self._token, apply)
 

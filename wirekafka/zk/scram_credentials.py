@@ -40,6 +40,7 @@ from wirekafka.security.scram_credentials import SCRAM_MECHANISMS
 from wirekafka.storage.cluster_metadata import MetadataSaveError
 from wirekafka.worker_threads import METADATA, blocking, run_blocking, run_on_loop
 from wirekafka.zk.session import ZkSession, ZooKeeperError
+from wirekafka.zk.watch_rounds import WatchRounds
 from wirekafka.zk.znodes import (
     CONFIG_TYPE_USER,
     ConfigEntityChangeNotificationSequenceZNode,
@@ -53,8 +54,6 @@ from wirekafka.zk.znodes import (
 
 log = logging.getLogger("wirekafka.zk")
 
-REFRESH_SECONDS = 10.0  # a read though no watch fired: should one have been missed
-RETRY_SECONDS = 0.3  # the next read after one that failed
 # Kafka's ZkNodeChangeNotificationListener: notifications live 15 minutes
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000
 WRITE_TRIES = 10  # a change racing other writers of the same users' znodes
@@ -77,7 +76,8 @@ class ZkScramCredentials:
         self.session = session
         self._token = trio_token
         self._users: Credentials = {}
-        self._wake: trio.Event | None = None  # on the event loop: read again now
+        self._rounds = WatchRounds(trio_token)
+        self._watch = self._rounds.ask
         self._changes = 0  # the cache's replacements by this broker's writes, on the loop
         self._unreadable: set[tuple[str, bytes]] = set()  # (znode, data) logged once each
 
@@ -91,25 +91,20 @@ class ZkScramCredentials:
         """Read the credentials again at every watch and :data:`REFRESH_SECONDS`, until
         cancelled (the broker's nursery runs this); a read that fails is logged and tried
         again after :data:`RETRY_SECONDS`."""
-        self._wake = trio.Event()
-        self._wake.set()
-        wait_s = REFRESH_SECONDS
-        while True:
-            with trio.move_on_after(wait_s):
-                await self._wake.wait()
-            self._wake = trio.Event()  # a watch firing from here on asks for another read
+
+        async def one_round() -> bool:
             changes = self._changes
-            try:
-                users = await run_blocking(METADATA, self.read_users)
-            except (KazooException, KazooTimeoutError) as exc:
-                log.warning("reading SCRAM credentials from ZooKeeper failed: %s", exc)
-                wait_s = RETRY_SECONDS
-                continue
-            wait_s = REFRESH_SECONDS
-            if self._changes == changes:
-                self._users = users
-            else:  # a write of this broker landed while they were read: read again
-                self._wake.set()
+            users = await run_blocking(METADATA, self.read_users)
+            if self._changes != changes:  # a write of this broker landed meanwhile
+                return False
+            self._users = users
+            return True
+
+        await self._rounds.run(
+            one_round,
+            (KazooException, KazooTimeoutError),
+            "reading SCRAM credentials from ZooKeeper failed",
+        )
 
     @blocking
     def refresh(self) -> None:
@@ -152,17 +147,6 @@ class ZkScramCredentials:
             if credentials:
                 users[user] = credentials
         return users
-
-    def _watch(self, _event: object) -> None:
-        # On kazoo's thread: the event loop is asked to read again, nothing more.
-        token = self._token
-        if token is not None:
-            with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(self._wake_up)
-
-    def _wake_up(self) -> None:
-        if self._wake is not None:
-            self._wake.set()
 
     # writing
 
@@ -272,6 +256,6 @@ class ZkScramCredentials:
             self._users = change(self._users)
             if counted:
                 self._changes += 1
-                self._wake_up()
+                self._rounds.ask_on_loop()
 
         run_on_loop(self._token, apply)

@@ -82,3 +82,37 @@ def exchange_over_error(mechanism: str, complete: bool) -> SaslAuthenticationErr
 
 def not_complete() -> RuntimeError:
     return RuntimeError("the SASL exchange has not completed: there is no principal yet")
+
+
+class OneExchange:
+    """What every mechanism's server shares: one exchange, its outcome, and no token
+    after it has ended. A mechanism gives :meth:`_step` (one token in, one out), which
+    sets ``_principal`` when the client has proved who it is."""
+
+    mechanism: str
+
+    def __init__(self) -> None:
+        self._principal: str | None = None
+        self._failed = False
+
+    @property
+    def complete(self) -> bool:
+        return self._principal is not None
+
+    @property
+    def principal(self) -> str:
+        if self._principal is None:
+            raise not_complete()
+        return self._principal
+
+    def evaluate(self, token: bytes) -> bytes:
+        if self._principal is not None or self._failed:
+            raise exchange_over_error(self.mechanism, self.complete)
+        try:
+            return self._step(token)
+        except SaslAuthenticationError:
+            self._failed = True
+            raise
+
+    def _step(self, token: bytes) -> bytes:
+        raise NotImplementedError

@@ -14,44 +14,25 @@ from wirekafka.security.sasl_mechanism import (
     AUTHORIZATION_ID_MISMATCH,
     INVALID_USERNAME_OR_PASSWORD,
     PLAIN,
+    OneExchange,
     SaslAuthenticationError,
-    exchange_over_error,
     invalid_credentials_message,
-    not_complete,
 )
 
 # Compared against when the user is unknown, so both cases cost the same
 _NO_PASSWORD = b"\x00" * 32
 
 
-class PlainSaslServer:
+class PlainSaslServer(OneExchange):
     mechanism = PLAIN
 
     def __init__(self, users: Mapping[str, str], *, reauthentication: bool = False) -> None:
+        super().__init__()
         self._users = users
         self._reauthentication = reauthentication
-        self._principal: str | None = None
-        self._failed = False
 
-    @property
-    def complete(self) -> bool:
-        return self._principal is not None
-
-    @property
-    def principal(self) -> str:
-        if self._principal is None:
-            raise not_complete()
-        return self._principal
-
-    def evaluate(self, token: bytes) -> bytes:
-        if self._principal is not None or self._failed:
-            raise exchange_over_error(self.mechanism, self.complete)
-        try:
-            username = self._authenticate(token)
-        except SaslAuthenticationError:
-            self._failed = True
-            raise
-        self._principal = user(username)
+    def _step(self, token: bytes) -> bytes:
+        self._principal = user(self._authenticate(token))
         return b""
 
     def _authenticate(self, token: bytes) -> str:

@@ -27,10 +27,9 @@ import scramp
 from wirekafka.security.principal import user
 from wirekafka.security.sasl_mechanism import (
     AUTHORIZATION_ID_MISMATCH,
+    OneExchange,
     SaslAuthenticationError,
-    exchange_over_error,
     invalid_credentials_message,
-    not_complete,
 )
 from wirekafka.security.scram_credentials import (
     DEFAULT_ITERATIONS,
@@ -72,10 +71,11 @@ def _username(saslname: str) -> str | None:
     return saslname.replace("=2C", ",").replace("=3D", "=")
 
 
-class ScramSaslServer:
+class ScramSaslServer(OneExchange):
     def __init__(
         self, mechanism: str, scram_lookup: ScramLookup, *, reauthentication: bool = False
     ) -> None:
+        super().__init__()
         self._mechanism = scram_mechanism(mechanism)
         self._scram = scramp.ScramMechanism(mechanism)
         self.mechanism = mechanism
@@ -86,29 +86,11 @@ class ScramSaslServer:
         self._nonce = ""
         self._username: str | None = None
         self._known_user = False
-        self._principal: str | None = None
-        self._failed = False
 
-    @property
-    def complete(self) -> bool:
-        return self._principal is not None
-
-    @property
-    def principal(self) -> str:
-        if self._principal is None:
-            raise not_complete()
-        return self._principal
-
-    def evaluate(self, token: bytes) -> bytes:
-        if self._principal is not None or self._failed:
-            raise exchange_over_error(self.mechanism, self.complete)
-        try:
-            if self._server is None:
-                return self._client_first(token)
-            return self._client_final(self._server, token)
-        except SaslAuthenticationError:
-            self._failed = True
-            raise
+    def _step(self, token: bytes) -> bytes:
+        if self._server is None:
+            return self._client_first(token)
+        return self._client_final(self._server, token)
 
     def _client_first(self, token: bytes) -> bytes:
         match = _CLIENT_FIRST.fullmatch(_text(token, self._unexplained))

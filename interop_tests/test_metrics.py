@@ -22,7 +22,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from interop_tests.broker import LISTENING, PYTHONPATH, Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
+from interop_tests.protocol_client import ProtocolClient
 from interop_tests.readme import readme_examples
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from wirekafka.server.metrics_http import HEAD_TIMEOUT_S
 
 METRICS_SETTINGS = {"metrics.listener": "http://127.0.0.1:0", "num.partitions": "1"}
@@ -302,3 +305,63 @@ def test_json_log_lines(tmp_path: Path) -> None:
         "level": "INFO",
         "message": "stopped cleanly",
     }.items() <= (entries[-1].items())
+
+
+def test_waiting_fetches_are_counted_until_answered(
+    broker_factory: BrokerFactory, topic_name: Callable[[str], str]
+) -> None:
+    """Two long polls on an empty partition wait (the purgatory gauge shows them), and a
+    record produced answers them (the gauge back to 0)."""
+    broker = broker_factory(settings=METRICS_SETTINGS)
+    topic = topic_name("waiting")
+    produce(broker, topic, [b"first"])
+    purgatory = "kafka_server_delayedoperationpurgatory_purgatorysize"
+    pollers = [ProtocolClient(*broker.address, timeout_s=60) for _ in range(2)]
+    try:
+        # from the log end: nothing to answer with yet
+        sent = [
+            poller.send(ApiKey.FETCH, 11, long_poll(topic, offset=1, max_wait_ms=30_000))
+            for poller in pollers
+        ]
+        wait_for(
+            lambda: value(scrape(broker), purgatory, delayedOperation="Fetch") == 2,
+            "two fetches counted as waiting",
+        )
+        produce(broker, topic, [b"second"])
+        for poller, correlation_id in zip(pollers, sent, strict=True):
+            response = poller.receive(ApiKey.FETCH, 11, correlation_id)
+            assert response.responses[0].partitions[0].high_watermark == 2
+        wait_for(
+            lambda: value(scrape(broker), purgatory, delayedOperation="Fetch") == 0,
+            "no fetch waiting once answered",
+        )
+    finally:
+        for poller in pollers:
+            poller.close()
+
+
+def long_poll(topic: str, offset: int, max_wait_ms: int) -> FetchRequest:
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FetchTopic(
+                topic=topic,
+                partitions=[
+                    FetchPartition(
+                        partition=0,
+                        fetch_offset=offset,
+                        log_start_offset=-1,
+                        partition_max_bytes=1 << 20,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )

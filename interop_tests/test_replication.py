@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import NotEnoughReplicasError
 
+from interop_tests import test_metrics
 from interop_tests.broker import Broker
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.reading import IDLE_TIMEOUT_MS, read_to_end
@@ -59,6 +60,7 @@ class ReplicatedCluster(Cluster):
                 "min.insync.replicas": "2",
                 "default.replication.factor": "3",
                 "offsets.topic.replication.factor": "1",
+                "metrics.listener": "http://127.0.0.1:0",
                 **(settings or {}),
             },
             make_broker,
@@ -115,6 +117,11 @@ class ReplicatedCluster(Cluster):
         process = self.brokers[node].process
         assert process is not None
         os.kill(process.pid, sig)
+
+
+def under_replicated(broker: Broker) -> float:
+    samples = test_metrics.scrape(broker)
+    return test_metrics.value(samples, "kafka_server_replicamanager_underreplicatedpartitions")
 
 
 @pytest.fixture
@@ -216,6 +223,7 @@ def test_a_stopped_follower_leaves_the_isr_and_acks_all_needs_min_insync_replica
         timeout_s=LAG_MS / 1000 * 5,
     )
     assert send(b"two of three") == 1  # min.insync.replicas=2 holds
+    assert under_replicated(cluster.brokers[leader]) == 1  # as /metrics shows it
     cluster.signal(second, signal.SIGSTOP)
     wait_for(
         lambda: cluster.leaders_isr("guarded", 0) == {leader},
@@ -231,6 +239,9 @@ def test_a_stopped_follower_leaves_the_isr_and_acks_all_needs_min_insync_replica
         "the followers to catch up and rejoin the ISR",
     )
     assert send(b"all three again") == 2
+    wait_for(
+        lambda: under_replicated(cluster.brokers[leader]) == 0, "no partition under-replicated"
+    )
     producer.close()
     assert read_topic(cluster, "guarded", 1) == [b"all three", b"two of three", b"all three again"]
     cluster.stop_all()

@@ -607,3 +607,51 @@ def test_the_readme_example(broker_factory, certs: Certificates) -> None:
         timeout=60,
     )
     assert refused.returncode != 0
+
+
+def test_a_token_over_the_limit_before_login_closes_the_connection(secured: Broker) -> None:
+    with socket.create_connection(
+        ("127.0.0.1", secured.listener_ports["SASL_PLAINTEXT"]), 5
+    ) as sock:
+        sock.settimeout(10)
+        sock.sendall(struct.pack(">i", 1 << 20) + b"\x00" * 1000)  # a 1 MiB frame announced
+        assert sock.recv(4096) == b""  # closed before its body is read
+    # the limit before login: sasl.server.max.receive.size, within 64 KiB
+    assert "frame of 1048576 bytes exceeds the limit of 65536 bytes" in secured.output()
+
+
+def test_inline_and_encrypted_keys(broker_factory, certs: Certificates, tmp_path: Path) -> None:
+    """The key store given inline (ssl.keystore.key and ssl.keystore.certificate.chain),
+    and as a file whose private key is encrypted (ssl.key.password)."""
+    from cryptography.hazmat.primitives import serialization
+
+    pem = certs.broker.read_bytes()
+    key_end = pem.index(b"-----END PRIVATE KEY-----") + len(b"-----END PRIVATE KEY-----\n")
+    key_pem, chain_pem = pem[:key_end], pem[key_end:]
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    encrypted = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"key-secret"),
+    )
+    (tmp_path / "encrypted.pem").write_bytes(encrypted + chain_pem)
+    brokers = [
+        broker_factory(
+            settings={
+                "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                "ssl.keystore.key": key_pem.decode(),
+                "ssl.keystore.certificate.chain": chain_pem.decode(),
+            }
+        ),
+        broker_factory(
+            settings={
+                "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                "ssl.keystore.location": str(tmp_path / "encrypted.pem"),
+                "ssl.key.password": "key-secret",
+            }
+        ),
+    ]
+    for broker in brokers:
+        admin = AdminClient(librdkafka_config(broker, "SSL", None, certs))
+        assert len(admin.list_topics(timeout=20).brokers) == 1
+        assert "key-secret" not in broker.output() and "PRIVATE KEY" not in broker.output()

@@ -20,7 +20,7 @@ from pathlib import Path
 @dataclass(frozen=True, slots=True)
 class Certificates:
     ca: Path  # the CA's certificate: what clients and the broker trust
-    broker: Path  # the broker's private key and certificate chain, one PEM file
+    broker: Path  # the broker's private key (PKCS#8) and certificate chain, one PEM file
     client_certificate: Path  # the client's certificate
     client_key: Path  # the client's private key (PKCS#8, unencrypted)
 
@@ -52,7 +52,8 @@ def make_certificates(directory: Path, client_name: str = "client") -> Certifica
         client_key=directory / "client.key",
     )
     authority.cert_pem.write_to_path(str(found.ca))
-    broker.private_key_and_cert_chain_pem.write_to_path(str(found.broker))
+    chain = b"".join(blob.bytes() for blob in broker.cert_chain_pems)
+    found.broker.write_bytes(_pkcs8(broker.private_key_pem.bytes()) + chain)
     client.cert_chain_pems[0].write_to_path(str(found.client_certificate))
     found.client_key.write_bytes(_pkcs8(client.private_key_pem.bytes()))
     return found

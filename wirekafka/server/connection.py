@@ -146,10 +146,12 @@ async def _respond(
             request = decode_request(frame, session.client_host, session.principal)
             response = _sasl_response(authenticator, request)
             return encode_response_parts(api_key, api_version, correlation_id, response)
-        if authenticator.expired() or authenticator.exchanging:
+        if authenticator.expired():
             raise CloseConnection(
                 "its SASL session ended (connections.max.reauth.ms) without re-authentication"
             )
+        if authenticator.exchanging:
+            raise CloseConnection(f"{_describe(prefix)} in the middle of its re-authentication")
     api = api_for(api_key)
     if api is None:
         raise ProtocolError("unknown api key")

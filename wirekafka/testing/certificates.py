@@ -7,8 +7,10 @@ has it), fresh for each call, written under a directory of the caller's::
     broker = kafka_broker_factory(settings=certs.broker_settings("SSL"))
     Producer({"security.protocol": "SSL", "ssl.ca.location": str(certs.ca), ...})
 
-The broker's certificate names ``localhost`` and ``127.0.0.1``; the client's has the
-subject ``CN=<client_name>`` (its principal on an SSL listener is ``User:CN=<name>``).
+The broker's certificate names ``localhost`` and ``127.0.0.1``; its file holds the key in
+PKCS#8 and the chain, as Apache Kafka's ``ssl.keystore.location`` wants them too. The
+client's has the subject ``CN=<client_name>`` (its principal on an SSL listener is
+``User:CN=<name>``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 @dataclass(frozen=True, slots=True)
 class Certificates:
     ca: Path  # the CA's certificate: what clients and the broker trust
-    broker: Path  # the broker's private key and certificate chain, one PEM file
+    broker: Path  # the broker's private key (PKCS#8) and certificate chain, one PEM file
     client_certificate: Path  # the client's certificate
     client_key: Path  # the client's private key (PKCS#8, unencrypted)
 
@@ -52,14 +54,17 @@ def make_certificates(directory: Path, client_name: str = "client") -> Certifica
         client_key=directory / "client.key",
     )
     authority.cert_pem.write_to_path(str(found.ca))
-    broker.private_key_and_cert_chain_pem.write_to_path(str(found.broker))
+    found.broker.write_bytes(
+        _pkcs8(broker.private_key_pem.bytes())
+        + b"".join(pem.bytes() for pem in broker.cert_chain_pems)
+    )
     client.cert_chain_pems[0].write_to_path(str(found.client_certificate))
     found.client_key.write_bytes(_pkcs8(client.private_key_pem.bytes()))
     return found
 
 
 def _pkcs8(key_pem: bytes) -> bytes:
-    """A private key in PKCS#8 PEM, the form the Java client's PEM key stores read."""
+    """A private key in PKCS#8 PEM, the form Kafka's PEM key stores (broker and client) read."""
     from cryptography.hazmat.primitives import serialization
 
     key = serialization.load_pem_private_key(key_pem, password=None)

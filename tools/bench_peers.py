@@ -143,6 +143,8 @@ STATS_MS = "100"  # librdkafka statistics interval: requests are counted from th
 PRODUCED = re.compile(r"delivered .* in \d+ms: (\d+) msgs/s and ([\d.]+) MB/s")
 CONSUMED = re.compile(r"consumed in \d+ms: (\d+) msgs/s \(([\d.]+) MB/s\)")
 CONSUMED_COUNT = re.compile(r"(\d+) messages \(\d+ bytes\) consumed in")
+# rdkafka_performance -P's summary, when every record it sent was delivered
+DELIVERED_ALL = re.compile(r"(\d+) messages produced \(\d+ bytes\), (\d+) delivered \(offset \d+, 0 failed\)")  # fmt: skip
 JAVA_SENT = re.compile(r"\d+ records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
 JAVA_REQUESTS = re.compile(r"^(?:producer|consumer)-metrics:request-total:\{[^}]*\}\s*:\s*([\d.]+)", re.M)  # fmt: skip
 
@@ -197,9 +199,18 @@ def run(command: Sequence[str], timeout_s: float = RUN_TIMEOUT_S) -> str:
         preexec_fn=die_with_parent,
         check=False,
     )
-    if done.returncode != 0:
+    if done.returncode != 0 and not delivered_all(done.stdout):
         raise SystemExit(f"{command[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     return done.stdout
+
+
+def delivered_all(output: str) -> bool:
+    """Whether ``rdkafka_performance -P`` delivered all it sent, none failing. It exits
+    with 1 when it counts fewer records produced than delivered: it takes those still
+    queued from those sent just as the last delivery report arrives, and may count
+    that record as queued (a race of the program's, not a failure)."""
+    found = DELIVERED_ALL.findall(output)
+    return bool(found) and int(found[-1][1]) >= int(found[-1][0])
 
 
 def on_broker(pids: Pids, command: Sequence[str]) -> tuple[str, float]:

@@ -1,12 +1,11 @@
-"""The settings tools/bench_security.py gives both brokers and the client, and its figures."""
+"""The settings tools/bench_security.py gives both brokers and the client, and its endpoints."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tools.apache_kafka import ApacheKafka
-from tools.bench_peers import AdminPeer, Result, rdkafka_requests
+from tools.bench_peers import AdminPeer, Result
 from tools.bench_security import (
     Endpoint,
     client_options,
@@ -102,22 +101,3 @@ def test_apache_kafka_gets_its_extra_listener_advertised_and_mapped():
     )
     assert properties["listener.name.sasl_ssl.ssl.keystore.type"] == "PEM"
     assert kafka.listener_bootstrap("SASL_SSL") == "127.0.0.1:9094"
-
-
-def test_cpu_per_gb_is_of_the_payload_the_client_counted():
-    # 1M records of 1,024 bytes (1.024 MB/s at 1,000 msg/s): 1.024 GB, 2.048 s of CPU
-    assert Result(1_000_000, 1000.0, 1.024, None, 2.048).cpu_s_per_gb == 2.0
-
-
-def test_requests_are_counted_by_api_not_by_write():
-    stats = {
-        "tx": 5065,  # librdkafka counts every TLS write here
-        "txmsgs": 1000,
-        "brokers": {
-            "sasl_ssl://127.0.0.1:9094/0": {"req": {"Produce": 10, "Metadata": 1, "Fetch": 0}},
-            "sasl_ssl://127.0.0.1:9094/bootstrap": {"req": {"ApiVersion": 1}},
-        },
-    }
-    output = "% delivered\n" + json.dumps(stats) + "\n"
-    assert rdkafka_requests(output, 2000, "txmsgs") == 24.0
-    assert rdkafka_requests("no statistics\n", 2000, "txmsgs") is None

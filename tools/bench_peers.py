@@ -25,9 +25,9 @@ part: for Apache Kafka the JVM's, for the mock its process's) per message, per
 request and per GB of record payload. Requests are counted by the client
 (librdkafka's statistics, requests sent by API against ``txmsgs``/``rxmsgs``;
 the Java client's ``request-total`` metric), so they include its Metadata and,
-for the Java consumer, group requests. Then a table of medians with the ratios wirekafka/peer, and, with
-both ``partitions-*`` rows, each broker's CPU per message at 1,000 partitions
-against 1.
+for the Java consumer, group requests. Then a table of medians with the ratios
+wirekafka/peer, and, with both ``partitions-*`` rows, each broker's CPU per
+message at 1,000 partitions against 1.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]

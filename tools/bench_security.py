@@ -5,9 +5,9 @@ benchmark: wirekafka from this checkout and Apache Kafka 4.3 (``tools/apache_kaf
 one JVM with -Xmx1g). The SASL_SSL listeners have the same settings: a PEM key
 store (PKCS#8 key and certificate chain in one file) and trust store made for the
 run (``wirekafka/testing/certificates.py``), SASL PLAIN with users from
-``listener.name.sasl_ssl.plain.sasl.jaas.config``; clients trust the run's CA and
-verify the broker's name. TLS and its version are what the two sides agree
-(TLS 1.3). So there are four peers: each broker through each listener, taking
+``listener.name.sasl_ssl.plain.sasl.jaas.config``; clients trust the run's CA.
+The TLS version and cipher are left to the two sides (each offers TLS 1.2 and
+1.3). So there are four peers: each broker through each listener, taking
 turns as in ``tools/bench_peers.py`` (whose run loop, rows and table this reuses).
 Topics are made through the PLAINTEXT listener. Each broker is first warmed up
 through both listeners (250 MB written and read back through each, times

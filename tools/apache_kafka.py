@@ -9,6 +9,10 @@ process::
     with ApacheKafka() as kafka:
         print(kafka.bootstrap, kafka.pid)  # the JVM's pid, for /proc/<pid>/stat
 
+``extra_listeners`` adds listeners named after their security protocol
+(``SASL_SSL``), each on a free port of its own (``listener_bootstrap``); their
+keys (``listener.name.sasl_ssl.*``) come with ``overrides``.
+
 Starting formats the storage with ``kafka.tools.StorageTool`` and runs
 ``kafka.Kafka``, then waits until the broker answers ApiVersions and names
 itself in a Metadata response. Stopping sends SIGTERM (a controlled shutdown)
@@ -27,7 +31,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -81,10 +85,17 @@ def die_with_parent() -> None:
 class ApacheKafka:
     """One Apache Kafka node (``process.roles=broker,controller``); a context manager."""
 
-    def __init__(self, overrides: Mapping[str, str] | None = None, heap: str = HEAP) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[str, str] | None = None,
+        heap: str = HEAP,
+        extra_listeners: Sequence[str] = (),
+    ) -> None:
         self.overrides = dict(overrides or {})
         self.heap = heap
-        self.port = 0
+        self.extra_listeners = tuple(extra_listeners)
+        self.port = 0  # of the PLAINTEXT listener
+        self.listener_ports: dict[str, int] = {}  # of the extra listeners, by name
         self.directory: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self._output: IO[bytes] | None = None
@@ -93,6 +104,10 @@ class ApacheKafka:
     def bootstrap(self) -> str:
         return f"{HOST}:{self.port}"
 
+    def listener_bootstrap(self, name: str) -> str:
+        """``host:port`` of the extra listener ``name``."""
+        return f"{HOST}:{self.listener_ports[name]}"
+
     @property
     def pid(self) -> int:
         if self.process is None:
@@ -100,15 +115,19 @@ class ApacheKafka:
         return self.process.pid
 
     def properties(self, data_dir: Path, controller_port: int) -> dict[str, str]:
+        clients = [("PLAINTEXT", self.port), *self.listener_ports.items()]
+        advertised = ",".join(f"{name}://{HOST}:{port}" for name, port in clients)
         return {
             "process.roles": "broker,controller",
             "node.id": str(NODE_ID),
             "controller.quorum.voters": f"{NODE_ID}@{HOST}:{controller_port}",
-            "listeners": f"PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{HOST}:{self.port}",
+            "listeners": f"{advertised},CONTROLLER://{HOST}:{controller_port}",
+            "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(
+                [*(f"{name}:{name}" for name, _ in clients), "CONTROLLER:PLAINTEXT"]
+            ),
             "log.dirs": str(data_dir),
             "num.partitions": "1",
             "offsets.topic.replication.factor": "1",
@@ -131,6 +150,7 @@ class ApacheKafka:
 
     def _start(self, directory: Path) -> None:
         self.port, controller_port = free_port(), free_port()
+        self.listener_ports = {name: free_port() for name in self.extra_listeners}
         config = directory / "server.properties"
         config.write_text(
             "".join(

@@ -7,8 +7,10 @@ has it), fresh for each call, written under a directory of the caller's::
     broker = kafka_broker_factory(settings=certs.broker_settings("SSL"))
     Producer({"security.protocol": "SSL", "ssl.ca.location": str(certs.ca), ...})
 
-The broker's certificate names ``localhost`` and ``127.0.0.1``; the client's has the
-subject ``CN=<client_name>`` (its principal on an SSL listener is ``User:CN=<name>``).
+The broker's certificate names ``localhost`` and ``127.0.0.1``; its file holds the key in
+PKCS#8 and the chain, as Apache Kafka's ``ssl.keystore.location`` wants them too. The
+client's has the subject ``CN=<client_name>`` (its principal on an SSL listener is
+``User:CN=<name>``).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def make_certificates(directory: Path, client_name: str = "client") -> Certifica
 
 
 def _pkcs8(key_pem: bytes) -> bytes:
-    """A private key in PKCS#8 PEM, the form the Java client's PEM key stores read."""
+    """A private key in PKCS#8 PEM, the form Kafka's PEM key stores (broker and client) read."""
     from cryptography.hazmat.primitives import serialization
 
     key = serialization.load_pem_private_key(key_pem, password=None)

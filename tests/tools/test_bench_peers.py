@@ -1,0 +1,37 @@
+"""The figures tools/bench_peers.py takes from its load generators."""
+
+from __future__ import annotations
+
+import json
+
+from tools.bench_peers import Result, delivered_all, rdkafka_requests
+
+
+def test_cpu_per_gb_is_of_the_payload_the_client_counted():
+    # 1M records of 1,024 bytes (1.024 MB/s at 1,000 msg/s): 1.024 GB, 2.048 s of CPU
+    assert Result(1_000_000, 1000.0, 1.024, None, 2.048).cpu_s_per_gb == 2.0
+
+
+def test_requests_are_counted_by_api_not_by_write():
+    stats = {
+        "tx": 5065,  # librdkafka counts every TLS write here
+        "txmsgs": 1000,
+        "brokers": {
+            "sasl_ssl://127.0.0.1:9094/0": {"req": {"Produce": 10, "Metadata": 1, "Fetch": 0}},
+            "sasl_ssl://127.0.0.1:9094/bootstrap": {"req": {"ApiVersion": 1}},
+        },
+    }
+    output = "% delivered\n" + json.dumps(stats) + "\n"
+    assert rdkafka_requests(output, 2000, "txmsgs") == 24.0
+    assert rdkafka_requests("no statistics\n", 2000, "txmsgs") is None
+
+
+def test_a_producer_that_delivered_all_it_sent_has_not_failed_whatever_its_exit_status():
+    raced = (
+        "% 499999 messages produced (512000000 bytes), 500000 delivered "
+        "(offset 499999, 0 failed) in 1005ms: 497497 msgs/s and 509.44 MB/s\n"
+    )
+    assert delivered_all(raced)
+    assert not delivered_all(raced.replace("0 failed", "3 failed"))
+    assert not delivered_all(raced.replace("500000 delivered", "499000 delivered"))
+    assert not delivered_all("% Sending 500000 messages of size 1024 bytes\n")

@@ -41,6 +41,7 @@ def measure(seconds: float) -> float:
     from tests.handlers.support import TestBroker, make_batch, produce_request
     from wirekafka.protocol.api_table import ApiKey
     from wirekafka.protocol.headers import peek_request_prefix
+    from wirekafka.server import connection
     from wirekafka.server.connection import _respond
 
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-respond-") as directory:
@@ -50,11 +51,14 @@ def measure(seconds: float) -> float:
         frame = broker.encode(ApiKey.PRODUCE, 9, request)
         prefix = peek_request_prefix(bytearray(frame))
         host = _Host(broker.ctx)
+        # who sent it: a Session since listeners have security (a string in older trees)
+        session_class = getattr(connection, "Session", None)
+        sender = session_class("/127.0.0.1", "PLAINTEXT") if session_class else "/127.0.0.1"
 
         async def timed(calls: int) -> float:
             started = time.perf_counter()
             for _ in range(calls):
-                await _respond(host, bytearray(frame), prefix, "/127.0.0.1")  # type: ignore[arg-type]
+                await _respond(host, bytearray(frame), prefix, sender)
             return time.perf_counter() - started
 
         async def best() -> float:

@@ -462,7 +462,10 @@ def java_client_config(
 
 @pytest.mark.parametrize(
     ("listener", "mechanism"),
-    [("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "PLAIN"), ("SSL", None)],
+    [
+        *((listener, mechanism) for listener in SASL_LISTENERS for mechanism in MECHANISMS),
+        ("SSL", None),
+    ],
 )
 def test_the_java_client_through_kafkas_console_tools(
     secured: Broker, certs: Certificates, topic_name, tmp_path: Path, listener, mechanism

@@ -106,3 +106,105 @@ def test_named_listeners_take_their_keys_from_their_prefix():
 def test_bad_security_settings_are_errors_naming_the_key(properties, message):
     with pytest.raises(ConfigError, match=message):
         broker_config_from_properties(properties)
+
+
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+SASL_CLUSTER = {
+    "listeners": "SASL_SSL://:9093",
+    **PEM,
+    "zookeeper.connect": "zk:2181",
+    "inter.broker.listener.name": "SASL_SSL",
+}
+
+
+def test_a_sasl_inter_broker_listener_gives_the_brokers_own_credentials():
+    config = broker_config_from_properties(
+        {
+            **SASL_CLUSTER,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": (
+                f'{PLAIN_MODULE} required username="broker" password="broker-secret" '
+                'user_broker="broker-secret";'
+            ),
+        }
+    )
+    credentials = config.inter_broker_sasl_credentials
+    assert credentials is not None
+    assert (credentials.mechanism, credentials.username, credentials.password) == (
+        "PLAIN",
+        "broker",
+        "broker-secret",
+    )
+    assert config.listener_security["SASL_SSL"].tls.endpoint_identification_algorithm == "https"
+    scram = broker_config_from_properties(
+        {
+            **SASL_CLUSTER,
+            "sasl.mechanism.inter.broker.protocol": "scram-sha-512",
+            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": (
+                f"{SCRAM_MODULE} required username=broker password=s3cret;"
+            ),
+        }
+    ).inter_broker_sasl_credentials
+    assert scram is not None and (scram.mechanism, scram.username) == ("SCRAM-SHA-512", "broker")
+
+
+def test_without_zookeeper_or_sasl_there_are_no_inter_broker_credentials():
+    alone = {key: value for key, value in SASL_CLUSTER.items() if key != "zookeeper.connect"}
+    assert broker_config_from_properties(alone).inter_broker_sasl_credentials is None
+    plaintext = broker_config_from_properties(
+        {"listeners": "PLAINTEXT://:9092", "zookeeper.connect": "zk:2181"}
+    )
+    assert plaintext.inter_broker_sasl_credentials is None
+
+
+def test_empty_endpoint_identification_turns_the_host_name_check_off():
+    config = broker_config_from_properties(
+        {"listeners": "SSL://:9093", **PEM, "ssl.endpoint.identification.algorithm": ""}
+    )
+    assert config.listener_security["SSL"].tls.endpoint_identification_algorithm == ""
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        (
+            {
+                **SASL_CLUSTER,
+                "listener.name.sasl_ssl.plain.sasl.jaas.config": (
+                    f'{PLAIN_MODULE} required user_broker="broker-secret";'
+                ),
+            },
+            r"listener\.name\.sasl_ssl\.plain\.sasl\.jaas\.config must give the user .*"
+            r"\(the PLAIN JAAS entry has no username and no password option",
+        ),
+        (
+            {**SASL_CLUSTER, "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"},
+            r"listener\.name\.sasl_ssl\.scram-sha-256\.sasl\.jaas\.config must give the user "
+            rf".*{SCRAM_MODULE} required",
+        ),
+        (SASL_CLUSTER, r"listener\.name\.sasl_ssl\.plain\.sasl\.jaas\.config must give"),
+        (
+            {
+                **SASL_CLUSTER,
+                "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+                "listener.name.sasl_ssl.plain.sasl.jaas.config": (
+                    f"{PLAIN_MODULE} required username=broker password=broker-secret;"
+                ),
+            },
+            r"sasl.mechanism.inter.broker.protocol=PLAIN must be one of "
+            r"listener.name.sasl_ssl.sasl.enabled.mechanisms \(SCRAM-SHA-512\)",
+        ),
+        (
+            {**SASL_CLUSTER, "sasl.mechanism.inter.broker.protocol": "GSSAPI"},
+            "sasl.mechanism.inter.broker.protocol=GSSAPI: not served",
+        ),
+        (
+            {"listeners": "SSL://:9093", **PEM, "ssl.endpoint.identification.algorithm": "ldaps"},
+            "ssl.endpoint.identification.algorithm='ldaps': expected https",
+        ),
+    ],
+)
+def test_bad_inter_broker_security_is_an_error_naming_the_key(properties, message):
+    with pytest.raises(ConfigError, match=message) as raised:
+        broker_config_from_properties(properties)
+    assert "broker-secret" not in str(raised.value)

@@ -15,11 +15,13 @@ from pathlib import Path
 from wirekafka.listener_security import (
     ListenerSecurity,
     inter_broker_listener,
+    inter_broker_sasl_credentials,
     is_security_key,
     listener_security,
 )
 from wirekafka.listeners import Listener, parse_http_listener, parse_listeners
 from wirekafka.security.authorizer import AUTHORIZER_DEFAULTS, AuthorizerConfig, authorizer_config
+from wirekafka.security.sasl_client import SaslCredentials
 from wirekafka.storage.config import (
     BROKER_LOG_KEYS,
     ConfigError,
@@ -143,6 +145,9 @@ class BrokerConfig:
     listener_security: Mapping[str, ListenerSecurity]  # by listener name
     inter_broker_listener_name: str  # the listener brokers reach each other on
     sasl_mechanism_inter_broker_protocol: str
+    # who this broker authenticates as to the others (ZooKeeper mode, a SASL inter-broker
+    # listener); None: they are not reached over SASL
+    inter_broker_sasl_credentials: SaslCredentials | None
     connection_failed_authentication_delay_ms: int  # a failed login is answered, then closed
     sasl_server_max_receive_size: int  # the largest SASL token before authentication
     authorizer: AuthorizerConfig | None  # None: no authorizer.class.name, every request allowed
@@ -291,6 +296,18 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             f"replica.lag.time.max.ms={replica_lag_time_max_ms}, or followers drop out of the ISR"
         )
     security = listener_security(properties, listeners)
+    zookeeper_connect = properties.get("zookeeper.connect") or None
+    inter_broker_name = inter_broker_listener(
+        properties, security, required=bool(zookeeper_connect)
+    )
+    inter_broker_mechanism = (
+        (properties.get("sasl.mechanism.inter.broker.protocol") or "PLAIN").strip().upper()
+    )
+    inter_broker_credentials = None
+    if zookeeper_connect and security[inter_broker_name].sasl is not None:
+        inter_broker_credentials = inter_broker_sasl_credentials(
+            security[inter_broker_name], inter_broker_mechanism
+        )
     return BrokerConfig(
         broker_id=_int(properties, "broker.id", 0, 2**31 - 1),
         listeners=listeners,
@@ -321,7 +338,7 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
         ),
         offset_metadata_max_bytes=_int(properties, "offset.metadata.max.bytes", 0, 2**31 - 1),
         log_cleaner_backoff_ms=_int(properties, "log.cleaner.backoff.ms", 1),
-        zookeeper_connect=properties.get("zookeeper.connect") or None,
+        zookeeper_connect=zookeeper_connect,
         zookeeper_session_timeout_ms=session_timeout,
         zookeeper_connection_timeout_ms=(
             _int(properties, "zookeeper.connection.timeout.ms", 1, 2**31 - 1)
@@ -352,12 +369,9 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             "metrics.listener", properties.get("metrics.listener", "")
         ),
         listener_security=security,
-        inter_broker_listener_name=inter_broker_listener(
-            properties, security, required=bool(properties.get("zookeeper.connect"))
-        ),
-        sasl_mechanism_inter_broker_protocol=(
-            properties.get("sasl.mechanism.inter.broker.protocol") or "PLAIN"
-        ).upper(),
+        inter_broker_listener_name=inter_broker_name,
+        sasl_mechanism_inter_broker_protocol=inter_broker_mechanism,
+        inter_broker_sasl_credentials=inter_broker_credentials,
         connection_failed_authentication_delay_ms=_int(
             properties, "connection.failed.authentication.delay.ms", 0, 2**31 - 1
         ),

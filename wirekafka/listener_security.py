@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from wirekafka.listeners import Listener
-from wirekafka.security.jaas import parse_jaas_config, plain_users
+from wirekafka.security.jaas import (
+    PLAIN_LOGIN_MODULE,
+    SCRAM_LOGIN_MODULE,
+    parse_jaas_config,
+    plain_users,
+)
+from wirekafka.security.sasl_client import SaslCredentials, client_credentials
 from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.storage.config import ConfigError
 
@@ -25,6 +31,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_SECURITY_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 CLIENT_AUTH = ("none", "requested", "required")
+ENDPOINT_IDENTIFICATION_ALGORITHMS = ("https", "")  # https: the host name is checked
 TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 
 # key -> default; each may also be given per listener (listener.name.<name>.<key>)
@@ -85,6 +92,8 @@ class TlsSettings:
     enabled_protocols: tuple[str, ...] = TLS_VERSIONS
     cipher_suites: tuple[str, ...] = ()  # empty: OpenSSL's defaults
     principal_mapping_rules: str = "DEFAULT"
+    # the client side (a broker connecting to another): "https" checks the host name
+    endpoint_identification_algorithm: str = "https"
 
     def __repr__(self) -> str:  # never show a key or a password
         return f"TlsSettings(keystore_location={self.keystore_location!r}, ...)"
@@ -212,6 +221,12 @@ def _tls_settings(keys: _ListenerKeys) -> TlsSettings:
     if not protocols:
         raise ConfigError(f"{keys.name('ssl.enabled.protocols')}: names no protocol")
     mapping_rules = keys.get("ssl.principal.mapping.rules") or "DEFAULT"
+    identification = (keys.get("ssl.endpoint.identification.algorithm") or "").lower()
+    if identification not in ENDPOINT_IDENTIFICATION_ALGORITHMS:
+        raise ConfigError(
+            f"{keys.name('ssl.endpoint.identification.algorithm')}={identification!r}: "
+            "expected https (check the host name in the certificate) or empty (do not)"
+        )
     try:
         PrincipalMapper(mapping_rules)
     except ValueError as exc:
@@ -227,6 +242,7 @@ def _tls_settings(keys: _ListenerKeys) -> TlsSettings:
         enabled_protocols=protocols,
         cipher_suites=keys.items("ssl.cipher.suites"),
         principal_mapping_rules=mapping_rules,
+        endpoint_identification_algorithm=identification,
     )
 
 
@@ -331,3 +347,34 @@ def inter_broker_listener(
             f"({', '.join(security)})"
         )
     return next(iter(security))
+
+
+def inter_broker_sasl_credentials(security: ListenerSecurity, mechanism: str) -> SaslCredentials:
+    """Who this broker authenticates as to the others on the SASL listener ``security``
+    (``sasl.mechanism.inter.broker.protocol`` = ``mechanism``): the ``username`` and
+    ``password`` of the listener's JAAS entry for the mechanism, as in Kafka."""
+    assert security.sasl is not None, "a SASL listener"
+    name = security.listener_name
+    key = "sasl.mechanism.inter.broker.protocol"
+    if mechanism not in SASL_MECHANISMS:
+        raise ConfigError(f"{key}={mechanism}: not served ({', '.join(SASL_MECHANISMS)} are)")
+    jaas_key = f"listener.name.{name.lower()}.{mechanism.lower()}.sasl.jaas.config"
+    login_module = PLAIN_LOGIN_MODULE if mechanism == "PLAIN" else SCRAM_LOGIN_MODULE
+    needed = (
+        f"{jaas_key} must give the user this broker authenticates as to the others on the "
+        f'inter-broker listener {name}: {login_module} required username="NAME" '
+        'password="PASSWORD";'
+    )
+    text = security.sasl.jaas_configs.get(mechanism)
+    if text is None:
+        raise ConfigError(needed)
+    if mechanism not in security.sasl.enabled_mechanisms:
+        raise ConfigError(
+            f"{key}={mechanism} must be one of listener.name.{name.lower()}.sasl.enabled.mechanisms"
+            f" ({', '.join(security.sasl.enabled_mechanisms)}): brokers authenticate to each "
+            f"other with it on the inter-broker listener {name}"
+        )
+    try:
+        return client_credentials(mechanism, parse_jaas_config(text))
+    except ValueError as exc:  # names no value
+        raise ConfigError(f"{needed} ({exc})") from None

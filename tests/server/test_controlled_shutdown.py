@@ -68,7 +68,7 @@ def run_shutdown(
     )
     asked: list[int] = []
 
-    async def ask(zookeeper: object, broker_id: int) -> Attempt:
+    async def ask(zookeeper: object, broker_id: int, connector: object) -> Attempt:
         asked.append(broker_id)
         return answers.pop(0)
 
@@ -82,6 +82,7 @@ def run_shutdown(
             None,  # type: ignore[arg-type]
             replicas,  # type: ignore[arg-type]
             cluster or FakeCluster(),  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
         )
         return succeeded, trio.current_time() - started
 

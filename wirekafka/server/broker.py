@@ -44,6 +44,7 @@ from wirekafka.server.acceptor import Acceptor
 from wirekafka.server.connection import Idle, ReadWait, serve_connection
 from wirekafka.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from wirekafka.server.controlled_shutdown import controlled_shutdown
+from wirekafka.server.inter_broker_connector import InterBrokerConnector
 from wirekafka.server.memory_pool import MemoryPool
 from wirekafka.server.metrics_http import MetricsServer
 from wirekafka.server.replica_fetcher import ReplicaFetchers
@@ -78,6 +79,8 @@ class Broker:
         self.fd_budget = broker_fd_budget(config)  # FdBudgetError: the limit is too low
         self.memory_pool = MemoryPool(config.queued_max_request_bytes)
         self.tls_contexts: dict[str, ssl.SSLContext] = {}  # by listener name
+        # connects to the other brokers (with ZooKeeper)
+        self.inter_broker: InterBrokerConnector | None = None
         # TLS listeners' ssl.principal.mapping.rules (checked when the config was read)
         self.principal_mappers: Mapping[str, PrincipalMapper] = {
             name: PrincipalMapper(security.tls.principal_mapping_rules)
@@ -145,6 +148,7 @@ class Broker:
             metrics_sockets = await self._open_metrics_listener()
             config = self.config
             if config.zookeeper_connect:
+                self.inter_broker = await InterBrokerConnector.load(config)
                 joined, cluster_id = await run_blocking(METADATA, self._join_zookeeper, endpoints)
                 registry = joined
                 config = dataclasses.replace(config, cluster_id=cluster_id)
@@ -214,10 +218,12 @@ class Broker:
                     nursery.start_soon(acl_changes.follow, authorizer)
                 if (replicas := self.context.replicas) is not None:
                     nursery.start_soon(replicas.run)
+                    assert self.inter_broker is not None, "replicas are ZooKeeper's"
                     nursery.start_soon(
                         ReplicaFetchers(
                             replicas,
                             self.context.cluster,
+                            self.inter_broker,
                             max_wait_ms=config.replica_fetch_wait_max_ms,
                             min_bytes=config.replica_fetch_min_bytes,
                             max_bytes=config.replica_fetch_max_bytes,
@@ -271,13 +277,15 @@ class Broker:
         """With ZooKeeper: move the leaderships away while still serving, unless
         ``controlled.shutdown.enable`` is false."""
         replicas = self.context.replicas
-        if self.zk_cluster is None or replicas is None:
+        if self.zk_cluster is None or replicas is None or self.inter_broker is None:
             return
         if not config.controlled_shutdown_enable:
             log.info("controlled shutdown disabled (controlled.shutdown.enable=false)")
             return
         try:
-            await controlled_shutdown(config, self.zk_cluster, replicas, self.context.cluster)
+            await controlled_shutdown(
+                config, self.zk_cluster, replicas, self.context.cluster, self.inter_broker
+            )
         except Exception:  # a bug: the shutdown goes on, as after a failed attempt
             log.exception("controlled shutdown failed; proceeding with the shutdown")
 

@@ -36,7 +36,7 @@ from wirekafka.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
 )
-from wirekafka.server.inter_broker import BrokerConnection
+from wirekafka.server.inter_broker_connector import InterBrokerConnector
 from wirekafka.worker_threads import METADATA, run_blocking
 from wirekafka.zk.cluster import ZkCluster
 from wirekafka.zk.session import ZooKeeperError
@@ -69,6 +69,7 @@ async def controlled_shutdown(
     zookeeper: ZkCluster,
     replicas: ReplicaManager,
     cluster: ClusterView,
+    connector: InterBrokerConnector,
 ) -> bool:
     """Move this broker's leaderships away (see the module's documentation); True
     when the controller moved every one it could be asked to."""
@@ -80,7 +81,7 @@ async def controlled_shutdown(
     if attempts == 0:
         log.warning("controlled shutdown: no attempt (controlled.shutdown.max.retries=0)")
     for number in range(1, attempts + 1):
-        attempt = await _ask_controller(zookeeper, broker_id)
+        attempt = await _ask_controller(zookeeper, broker_id, connector)
         if attempt.succeeded:
             break
         reason = attempt.error or f"partitions remaining: {_names(attempt.remaining)}"
@@ -110,7 +111,9 @@ async def controlled_shutdown(
     return attempt.succeeded
 
 
-async def _ask_controller(zookeeper: ZkCluster, broker_id: int) -> Attempt:
+async def _ask_controller(
+    zookeeper: ZkCluster, broker_id: int, connector: InterBrokerConnector
+) -> Attempt:
     try:
         target = await run_blocking(METADATA, zookeeper.shutdown_target)
     except ZooKeeperError as exc:
@@ -121,10 +124,10 @@ async def _ask_controller(zookeeper: ZkCluster, broker_id: int) -> Attempt:
     log.info("controlled shutdown: asking %s", where)
     request = ControlledShutdownRequest(broker_id=broker_id, broker_epoch=target.broker_epoch)
     try:
-        with trio.fail_after(CONNECT_TIMEOUT_S):
-            stream = await trio.open_tcp_stream(target.host, target.port)
-        async with stream:
-            connection = BrokerConnection(stream, target.controller_id, CLIENT_ID)
+        connection = await connector.connect(
+            target.host, target.port, target.controller_id, CLIENT_ID, CONNECT_TIMEOUT_S
+        )
+        async with connection:
             response = await connection.call(
                 ApiKey.CONTROLLED_SHUTDOWN, VERSION, request, CONTROLLER_SOCKET_TIMEOUT_S
             )

@@ -37,6 +37,7 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
 )
 from wirekafka.protocol.records.record_batch import iter_batches
 from wirekafka.server.inter_broker import BrokerConnection
+from wirekafka.server.inter_broker_connector import InterBrokerConnector
 from wirekafka.storage.log import RollDue, StorageError
 from wirekafka.worker_threads import LOG_DIRS, run_blocking
 
@@ -56,6 +57,7 @@ class ReplicaFetchers:
         self,
         replicas: ReplicaManager,
         cluster: ClusterView,
+        connector: InterBrokerConnector,
         *,
         max_wait_ms: int,
         min_bytes: int,
@@ -63,6 +65,7 @@ class ReplicaFetchers:
     ) -> None:
         self.replicas = replicas
         self.cluster = cluster
+        self.connector = connector
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
         self.max_bytes = max_bytes
@@ -95,10 +98,10 @@ class ReplicaFetchers:
         endpoint = next((b for b in self.cluster.brokers() if b.node_id == leader_id), None)
         if endpoint is None:
             raise ConnectionError(f"broker {leader_id} is not registered")
-        with trio.fail_after(CONNECT_TIMEOUT_S):
-            stream = await trio.open_tcp_stream(endpoint.host, endpoint.port)
-        async with stream:
-            connection = BrokerConnection(stream, leader_id, CLIENT_ID)
+        connection = await self.connector.connect(
+            endpoint.host, endpoint.port, leader_id, CLIENT_ID, CONNECT_TIMEOUT_S
+        )
+        async with connection:
             while True:
                 partitions = self.replicas.followed_from(leader_id)
                 if not partitions:  # none, or each waits out a refusal

@@ -1,4 +1,5 @@
-"""TLS on a connection: the server's SSL context, and a socket's bytes through it.
+"""TLS on a connection: the server's SSL context, and a socket's bytes through it; the
+client's SSL context of a broker connecting to another.
 
 The connection keeps its own non-blocking reads and writes; TLS sits between
 them and the socket as an ``ssl.SSLObject`` over memory buffers. Reading
@@ -44,6 +45,28 @@ class TlsConfigError(ValueError):
 def server_context(settings: TlsSettings, listener_name: str) -> ssl.SSLContext:
     """The SSL context of a TLS listener, from its PEM stores (read here, once)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _load_stores(context, settings, listener_name)
+    context.verify_mode = _VERIFY[settings.client_auth]
+    return context
+
+
+@blocking
+def client_context(settings: TlsSettings, listener_name: str) -> ssl.SSLContext:
+    """The SSL context a broker connects to the others with on the TLS listener
+    ``listener_name``: its trust store (the system's CAs without one) checks their
+    certificates, its key store is its client certificate, as in Kafka, and
+    ``ssl.endpoint.identification.algorithm=https`` checks their host names."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = settings.endpoint_identification_algorithm == "https"
+    context.verify_mode = ssl.CERT_REQUIRED
+    if settings.truststore_location is None and settings.truststore_certificates is None:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    _load_stores(context, settings, listener_name)
+    return context
+
+
+def _load_stores(context: ssl.SSLContext, settings: TlsSettings, listener_name: str) -> None:
+    """The listener's protocols, key store, trust store and cipher suites into ``context``."""
     versions = sorted(_TLS_VERSIONS[p] for p in settings.enabled_protocols)
     context.minimum_version, context.maximum_version = versions[0], versions[-1]
     context.options |= ssl.OP_NO_RENEGOTIATION | ssl.OP_NO_COMPRESSION
@@ -59,7 +82,6 @@ def server_context(settings: TlsSettings, listener_name: str) -> ssl.SSLContext:
             f"{where}: cannot load the key store (ssl.keystore.*, ssl.key.password): "
             f"{getattr(exc, 'strerror', None) or exc}"
         ) from None
-    context.verify_mode = _VERIFY[settings.client_auth]
     try:
         if settings.truststore_location is not None:
             context.load_verify_locations(cafile=settings.truststore_location)
@@ -78,7 +100,6 @@ def server_context(settings: TlsSettings, listener_name: str) -> ssl.SSLContext:
                 f"{where}: ssl.cipher.suites names no cipher suite OpenSSL knows "
                 "(OpenSSL's names, such as ECDHE-RSA-AES256-GCM-SHA384)"
             ) from None
-    return context
 
 
 def _load_inline_chain(context: ssl.SSLContext, settings: TlsSettings) -> None:
@@ -189,7 +210,10 @@ class TlsTransport:
     def _encrypt(self, data: bytes) -> None:
         view = memoryview(data)
         while view.nbytes:
-            written = self._object.write(view)
+            try:
+                written = self._object.write(view)
+            except ssl.SSLError as exc:  # the peer closed its side (a response it left)
+                raise ConnectionError(f"TLS: {exc.reason or exc}") from None
             view = view[written:]
 
     async def _encrypt_span(self, span: FileSpan) -> None:

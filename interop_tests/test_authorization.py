@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from interop_tests.broker import Broker
 from interop_tests.kafka_tools import KafkaTools
 from interop_tests.security import PLAIN_JAAS, USERS
+from wirekafka.testing.certificates import make_certificates
 
 OPEN, SECRET = "open-topic", "secret-topic"
 
@@ -132,3 +133,38 @@ def test_admin_requests_need_cluster_or_topic_acls(guarded: Broker) -> None:
     with pytest.raises(KafkaException) as not_deleted:
         alice.delete_topics([OPEN])[OPEN].result(20)
     assert not_deleted.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_a_tls_client_is_named_by_its_certificate(broker_factory, tmp_path) -> None:
+    """On an SSL listener the principal is the certificate's subject, as
+    ``ssl.principal.mapping.rules`` rewrites it; without a certificate, ANONYMOUS."""
+    certs = make_certificates(tmp_path / "certs", client_name="alice")
+    broker = broker_factory(
+        settings={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            **certs.broker_settings("SSL", client_auth="requested"),
+            "listener.name.ssl.ssl.principal.mapping.rules": "RULE:^CN=([^,]*).*$/$1/L,DEFAULT",
+            "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+            "super.users": "User:ANONYMOUS",  # the PLAINTEXT set-up client
+            "auto.create.topics.enable": "false",
+        }
+    )
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(OPEN, 1)])[OPEN].result(30)
+    with_certificate = {
+        "bootstrap.servers": broker.listener_bootstrap("SSL"),
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(certs.ca),
+        "ssl.certificate.location": str(certs.client_certificate),
+        "ssl.key.location": str(certs.client_key),
+    }
+    assert produce_error(with_certificate, OPEN).code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    allow(broker, "--operation", "Write", "--topic", OPEN)  # User:alice, as the rule maps it
+    assert produce_error(with_certificate, OPEN) is None
+    anonymous = {
+        key: value
+        for key, value in with_certificate.items()
+        if "certificate" not in key and "key.location" not in key
+    }
+    # without a certificate the client is User:ANONYMOUS, a super user here
+    assert produce_error(anonymous, OPEN) is None

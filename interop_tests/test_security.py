@@ -658,3 +658,29 @@ def test_inline_and_encrypted_keys(broker_factory, certs: Certificates, tmp_path
         admin = AdminClient(librdkafka_config(broker, "SSL", None, certs))
         assert len(admin.list_topics(timeout=20).brokers) == 1
         assert "key-secret" not in broker.output() and "PRIVATE KEY" not in broker.output()
+
+
+def test_ssl_enabled_protocols_limit_the_tls_versions(broker_factory, certs: Certificates) -> None:
+    broker = broker_factory(
+        settings={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            **certs.broker_settings("SSL"),
+            "ssl.enabled.protocols": "TLSv1.2",
+        }
+    )
+    address = ("127.0.0.1", broker.listener_ports["SSL"])
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    with (
+        socket.create_connection(address, 5) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        assert tls.version() == "TLSv1.2"
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    with (
+        socket.create_connection(address, 5) as raw,
+        pytest.raises(ssl.SSLError),
+        context.wrap_socket(raw, server_hostname="localhost"),
+    ):
+        pass
+    admin = AdminClient(librdkafka_config(broker, "SSL", None, certs))
+    assert len(admin.list_topics(timeout=20).brokers) == 1

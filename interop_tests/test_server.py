@@ -60,8 +60,12 @@ def test_an_unknown_key_stops_startup_naming_it(tmp_path: Path) -> None:
 
 def test_a_bad_value_stops_startup_naming_the_key(tmp_path: Path) -> None:
     _fails_naming(tmp_path, "num.partitions=three", "num.partitions")
-    _fails_naming(tmp_path, "listeners=SSL://127.0.0.1:9093", "listeners")
+    _fails_naming(tmp_path, "listeners=OTHER://127.0.0.1:9093", "listeners")
     _fails_naming(tmp_path, "log.segment.bytes=-1", "log.segment.bytes")
+
+
+def test_a_tls_listener_without_a_key_store_stops_startup_naming_the_key(tmp_path: Path) -> None:
+    _fails_naming(tmp_path, "listeners=SSL://127.0.0.1:9093", "ssl.keystore.location")
 
 
 def test_config_file_with_overrides_and_a_clean_shutdown(tmp_path: Path) -> None:

@@ -684,3 +684,30 @@ def test_ssl_enabled_protocols_limit_the_tls_versions(broker_factory, certs: Cer
         pass
     admin = AdminClient(librdkafka_config(broker, "SSL", None, certs))
     assert len(admin.list_topics(timeout=20).brokers) == 1
+
+
+def test_ssl_cipher_suites_take_kafkas_names(broker_factory, certs: Certificates) -> None:
+    """The IANA names Java users give: TLS 1.2 suites only leave TLS 1.3 out."""
+    broker = broker_factory(
+        settings={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            **certs.broker_settings("SSL"),
+            "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        }
+    )
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    address = ("127.0.0.1", broker.listener_ports["SSL"])
+    with (
+        socket.create_connection(address, 5) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        assert tls.version() == "TLSv1.2"
+        assert tls.cipher()[0] == "ECDHE-ECDSA-AES256-GCM-SHA384"
+    context.set_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256")
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    with (
+        socket.create_connection(address, 5) as raw,
+        pytest.raises(ssl.SSLError),
+        context.wrap_socket(raw, server_hostname="localhost"),
+    ):
+        pass

@@ -76,6 +76,19 @@ def test_named_listeners_take_their_keys_from_their_prefix():
             "'TLSv1.1' is not served",
         ),
         (
+            {"listeners": "SSL://:9093", **PEM, "ssl.cipher.suites": "TLS_NULL_WITH_NULL_NULL"},
+            "ssl.cipher.suites: 'TLS_NULL_WITH_NULL_NULL' is not",
+        ),
+        (
+            {
+                "listeners": "SSL://:9093",
+                **PEM,
+                "ssl.enabled.protocols": "TLSv1.3",
+                "ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+            },
+            "names no suite of the enabled protocols",
+        ),
+        (
             {"listeners": "SSL://:9093", **PEM, "ssl.principal.mapping.rules": "RULE:(/x/"},
             "ssl.principal.mapping.rules",
         ),

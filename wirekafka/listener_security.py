@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from wirekafka.listeners import Listener
+from wirekafka.security.cipher_suites import cipher_choice
 from wirekafka.security.jaas import (
     PLAIN_LOGIN_MODULE,
     SCRAM_LOGIN_MODULE,
@@ -220,6 +221,19 @@ def _tls_settings(keys: _ListenerKeys) -> TlsSettings:
             )
     if not protocols:
         raise ConfigError(f"{keys.name('ssl.enabled.protocols')}: names no protocol")
+    cipher_suites = keys.items("ssl.cipher.suites")
+    if cipher_suites:
+        try:
+            choice = cipher_choice(cipher_suites)
+        except ValueError as exc:
+            raise ConfigError(f"{keys.name('ssl.cipher.suites')}: {exc}") from None
+        left = set(protocols) - ({"TLSv1.2"} if not choice.tls12_openssl else set())
+        left -= {"TLSv1.3"} if not choice.tls13 else set()
+        if not left:
+            raise ConfigError(
+                f"{keys.name('ssl.cipher.suites')}: names no suite of the enabled protocols "
+                f"({', '.join(protocols)})"
+            )
     mapping_rules = keys.get("ssl.principal.mapping.rules") or "DEFAULT"
     identification = (keys.get("ssl.endpoint.identification.algorithm") or "").lower()
     if identification not in ENDPOINT_IDENTIFICATION_ALGORITHMS:
@@ -240,7 +254,7 @@ def _tls_settings(keys: _ListenerKeys) -> TlsSettings:
         truststore_certificates=truststore_certificates,
         client_auth=client_auth,
         enabled_protocols=protocols,
-        cipher_suites=keys.items("ssl.cipher.suites"),
+        cipher_suites=cipher_suites,
         principal_mapping_rules=mapping_rules,
         endpoint_identification_algorithm=identification,
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 import trio
 
 from wirekafka.listener_security import TlsSettings
+from wirekafka.security.cipher_suites import cipher_choice
 from wirekafka.security.principal import user
 from wirekafka.security.ssl_principal import PrincipalMapper, rfc2253_name
 from wirekafka.storage.spans import FileSpan
@@ -67,7 +68,16 @@ def client_context(settings: TlsSettings, listener_name: str) -> ssl.SSLContext:
 
 def _load_stores(context: ssl.SSLContext, settings: TlsSettings, listener_name: str) -> None:
     """The listener's protocols, key store, trust store and cipher suites into ``context``."""
-    versions = sorted(_TLS_VERSIONS[p] for p in settings.enabled_protocols)
+    enabled = set(settings.enabled_protocols)
+    if settings.cipher_suites:  # checked when the config was read
+        choice = cipher_choice(settings.cipher_suites)
+        if choice.tls12_openssl:
+            context.set_ciphers(":".join(choice.tls12_openssl))
+        else:
+            enabled.discard("TLSv1.2")
+        if not choice.tls13:
+            enabled.discard("TLSv1.3")
+    versions = sorted(_TLS_VERSIONS[p] for p in enabled)
     context.minimum_version, context.maximum_version = versions[0], versions[-1]
     context.options |= ssl.OP_NO_RENEGOTIATION | ssl.OP_NO_COMPRESSION
     where = f"listener {listener_name}"
@@ -92,14 +102,6 @@ def _load_stores(context: ssl.SSLContext, settings: TlsSettings, listener_name: 
             f"{where}: cannot load the trust store (ssl.truststore.*): "
             f"{getattr(exc, 'strerror', None) or exc}"
         ) from None
-    if settings.cipher_suites:
-        try:
-            context.set_ciphers(":".join(settings.cipher_suites))
-        except ssl.SSLError:
-            raise TlsConfigError(
-                f"{where}: ssl.cipher.suites names no cipher suite OpenSSL knows "
-                "(OpenSSL's names, such as ECDHE-RSA-AES256-GCM-SHA384)"
-            ) from None
 
 
 def _load_inline_chain(context: ssl.SSLContext, settings: TlsSettings) -> None:

@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from interop_tests.broker import Broker
-from interop_tests.security import SCRAM_PASSWORD, SCRAM_USER, secured_broker
+from interop_tests.security import MECHANISMS, credentials, secured_broker
 from spark_tests.spark_kafka import read_kafka
 from wirekafka.testing.certificates import Certificates, make_certificates
 
@@ -28,13 +28,17 @@ def secured(tmp_path_factory: pytest.TempPathFactory, certs: Certificates) -> It
     yield from secured_broker(tmp_path_factory.mktemp("secured"), certs)
 
 
-def sasl_ssl_options(certs: Certificates, password: str = SCRAM_PASSWORD) -> dict[str, str]:
+def sasl_ssl_options(
+    certs: Certificates, mechanism: str = "SCRAM-SHA-512", password: str | None = None
+) -> dict[str, str]:
+    user, right_password = credentials(mechanism)
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
     return {
         "kafka.security.protocol": "SASL_SSL",
-        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "kafka.sasl.mechanism": mechanism,
         "kafka.sasl.jaas.config": (
-            "org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="{SCRAM_USER}" password="{password}";'
+            f"org.apache.kafka.common.security.{module} required "
+            f'username="{user}" password="{password or right_password}";'
         ),
         "kafka.ssl.truststore.type": "PEM",
         "kafka.ssl.truststore.location": str(certs.ca),
@@ -51,12 +55,20 @@ def topic(secured: Broker) -> str:
     return name
 
 
-@pytest.mark.parametrize("source", ["kafka", "wirekafka"])
+@pytest.mark.parametrize(
+    ("source", "mechanism"),
+    [*(("kafka", mechanism) for mechanism in MECHANISMS), ("wirekafka", "SCRAM-SHA-256")],
+)
 def test_a_batch_read_over_sasl_ssl(
-    spark: SparkSession, secured: Broker, certs: Certificates, topic: str, source: str
+    spark: SparkSession,
+    secured: Broker,
+    certs: Certificates,
+    topic: str,
+    source: str,
+    mechanism: str,
 ) -> None:
     bootstrap = secured.listener_bootstrap("SASL_SSL")
-    options = {"subscribe": topic, **sasl_ssl_options(certs)}
+    options = {"subscribe": topic, **sasl_ssl_options(certs, mechanism)}
     if source == "kafka":
         frame = read_kafka(spark, bootstrap, **options)
     else:
@@ -87,5 +99,5 @@ def test_spark_writes_over_sasl_ssl_and_a_wrong_password_fails(
     with pytest.raises(Exception, match=r"(?i)authentication failed"):
         reader = spark.read.format("wirekafka").option("kafka.bootstrap.servers", bootstrap)
         reader.options(
-            subscribe="spark-sasl-ssl-written", **sasl_ssl_options(certs, "Wrong-5")
+            subscribe="spark-sasl-ssl-written", **sasl_ssl_options(certs, password="Wrong-5")
         ).load().collect()

@@ -64,6 +64,36 @@ def produce_request(
     )
 
 
+def fetch_request(
+    topic: str,
+    offset: int,
+    *,
+    partition: int = 0,
+    max_wait_ms: int = 100,
+    min_bytes: int = 1,
+    max_bytes: int = 8 * 1024 * 1024,
+) -> FetchRequest:
+    """A consumer's Fetch of one partition from ``offset`` (up to ``max_bytes``)."""
+    return FetchRequest(
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FetchTopic(
+                topic=topic,
+                partitions=[
+                    FetchPartition(
+                        partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes
+                    )
+                ],
+            )
+        ],
+    )
+
+
 class ProtocolClientError(Exception):
     """The peer closed the connection, was too slow, or answered out of turn."""
 
@@ -162,25 +192,13 @@ class ProtocolClient:
         response: FetchResponse = self.request(
             ApiKey.FETCH,
             version,
-            FetchRequest(
+            fetch_request(
+                topic,
+                offset,
+                partition=partition,
                 max_wait_ms=max_wait_ms,
                 min_bytes=min_bytes,
                 max_bytes=max_bytes,
-                isolation_level=0,
-                session_id=0,
-                session_epoch=-1,
-                topics=[
-                    FetchTopic(
-                        topic=topic,
-                        partitions=[
-                            FetchPartition(
-                                partition=partition,
-                                fetch_offset=offset,
-                                partition_max_bytes=max_bytes,
-                            )
-                        ],
-                    )
-                ],
             ),
         )
         if response.error_code:

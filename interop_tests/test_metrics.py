@@ -22,10 +22,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from interop_tests.broker import LISTENING, PYTHONPATH, Broker
 from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
-from interop_tests.protocol_client import ProtocolClient
+from interop_tests.protocol_client import ProtocolClient, fetch_request
 from interop_tests.readme import readme_examples
 from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from wirekafka.server.metrics_http import HEAD_TIMEOUT_S
 
 METRICS_SETTINGS = {"metrics.listener": "http://127.0.0.1:0", "num.partitions": "1"}
@@ -320,7 +319,7 @@ def test_waiting_fetches_are_counted_until_answered(
     try:
         # from the log end: nothing to answer with yet
         sent = [
-            poller.send(ApiKey.FETCH, 11, long_poll(topic, offset=1, max_wait_ms=30_000))
+            poller.send(ApiKey.FETCH, 11, fetch_request(topic, 1, max_wait_ms=30_000))
             for poller in pollers
         ]
         wait_for(
@@ -338,30 +337,3 @@ def test_waiting_fetches_are_counted_until_answered(
     finally:
         for poller in pollers:
             poller.close()
-
-
-def long_poll(topic: str, offset: int, max_wait_ms: int) -> FetchRequest:
-    return FetchRequest(
-        replica_id=-1,
-        max_wait_ms=max_wait_ms,
-        min_bytes=1,
-        max_bytes=1 << 20,
-        isolation_level=0,
-        session_id=0,
-        session_epoch=-1,
-        topics=[
-            FetchTopic(
-                topic=topic,
-                partitions=[
-                    FetchPartition(
-                        partition=0,
-                        fetch_offset=offset,
-                        log_start_offset=-1,
-                        partition_max_bytes=1 << 20,
-                    )
-                ],
-            )
-        ],
-        forgotten_topics_data=[],
-        rack_id="",
-    )

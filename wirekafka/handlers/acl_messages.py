@@ -1,12 +1,17 @@
-"""Between the ACL APIs' wire structs and the authorizer's bindings and filters."""
+"""Between the ACL APIs' wire structs and the authorizer's bindings and filters, and
+when those APIs are refused."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from wirekafka.broker.context import BrokerContext
+from wirekafka.handlers.authorization import cluster_authorized
+from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_acls import AclCreation
 from wirekafka.protocol.messages.delete_acls import DeleteAclsMatchingAcl
 from wirekafka.protocol.messages.describe_acls import AclDescription, DescribeAclsResource
+from wirekafka.protocol.rpc import Request
 from wirekafka.security.acl import (
     AclBinding,
     AclBindingFilter,
@@ -19,6 +24,20 @@ from wirekafka.security.acl import (
 
 NO_AUTHORIZER = "no authorizer is configured on this broker (authorizer.class.name)"
 NOT_ALLOWED = "the principal may not {operation} the cluster's ACLs"
+
+
+def acl_request_refusal(
+    ctx: BrokerContext, request: Request, operation: AclOperation
+) -> tuple[ErrorCode, str] | None:
+    """Why a request on the ACLs is not served: the principal lacks ``operation`` on the
+    cluster (CLUSTER_AUTHORIZATION_FAILED), or there is no authorizer (SECURITY_DISABLED,
+    as Kafka answers); None when it is served."""
+    if not cluster_authorized(ctx, request, operation):
+        verb = "describe" if operation == AclOperation.DESCRIBE else "alter"
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_ALLOWED.format(operation=verb)
+    if ctx.authorizer is None or ctx.acl_changes is None:
+        return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    return None
 
 
 class FilterFields(Protocol):

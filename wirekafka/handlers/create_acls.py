@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from wirekafka.broker.acl_changes import AclChanges
 from wirekafka.broker.context import BrokerContext
-from wirekafka.handlers.acl_messages import NO_AUTHORIZER, NOT_ALLOWED, binding_from
-from wirekafka.handlers.authorization import cluster_authorized
+from wirekafka.handlers.acl_messages import acl_request_refusal, binding_from
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.create_acls import (
     AclCreationResult,
@@ -54,17 +53,13 @@ async def _created(
 async def handle_create_acls(ctx: BrokerContext, request: Request) -> CreateAclsResponse:
     body: CreateAclsRequest = request.body
     authorizer, changes = ctx.authorizer, ctx.acl_changes
-    if not cluster_authorized(ctx, request, AclOperation.ALTER):
-        code, message = (
-            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-            NOT_ALLOWED.format(operation="alter"),
-        )
-    elif authorizer is None or changes is None:
-        code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
-    else:
+    refusal = acl_request_refusal(ctx, request, AclOperation.ALTER)
+    if refusal is None:
+        assert authorizer is not None and changes is not None
         return CreateAclsResponse(
             throttle_time_ms=0, results=await _created(authorizer, changes, ctx, body)
         )
+    code, message = refusal
     return CreateAclsResponse(
         throttle_time_ms=0,
         results=[AclCreationResult(error_code=code, error_message=message) for _ in body.creations],

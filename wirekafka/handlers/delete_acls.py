@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.acl_messages import (
-    NO_AUTHORIZER,
-    NOT_ALLOWED,
+    acl_request_refusal,
     binding_filter_from,
     matching_acl,
 )
-from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_acls import (
     DeleteAclsFilterResult,
@@ -27,14 +25,11 @@ from wirekafka.security.acl import AclBindingFilter, AclOperation
 async def handle_delete_acls(ctx: BrokerContext, request: Request) -> DeleteAclsResponse:
     body: DeleteAclsRequest = request.body
     authorizer, changes = ctx.authorizer, ctx.acl_changes
-    if not cluster_authorized(ctx, request, AclOperation.ALTER):
-        code, message = (
-            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-            NOT_ALLOWED.format(operation="alter"),
-        )
-    elif authorizer is None or changes is None:
-        code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    refusal = acl_request_refusal(ctx, request, AclOperation.ALTER)
+    if refusal is not None:
+        code, message = refusal
     else:
+        assert authorizer is not None and changes is not None
         results: list[DeleteAclsFilterResult | None] = []
         usable: list[tuple[int, AclBindingFilter]] = []
         for fields in body.filters:

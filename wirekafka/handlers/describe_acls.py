@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.acl_messages import (
-    NO_AUTHORIZER,
-    NOT_ALLOWED,
+    acl_request_refusal,
     binding_filter_from,
     described_resources,
 )
-from wirekafka.handlers.authorization import cluster_authorized
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
 from wirekafka.protocol.rpc import Request
@@ -22,12 +20,10 @@ def _error(code: ErrorCode, message: str) -> DescribeAclsResponse:
 
 async def handle_describe_acls(ctx: BrokerContext, request: Request) -> DescribeAclsResponse:
     body: DescribeAclsRequest = request.body
-    if not cluster_authorized(ctx, request, AclOperation.DESCRIBE):
-        return _error(
-            ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_ALLOWED.format(operation="describe")
-        )
-    if ctx.authorizer is None:
-        return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    refusal = acl_request_refusal(ctx, request, AclOperation.DESCRIBE)
+    if refusal is not None:
+        return _error(*refusal)
+    assert ctx.authorizer is not None
     binding_filter = binding_filter_from(body)
     unknown = binding_filter.unknown_field()
     if unknown is not None:

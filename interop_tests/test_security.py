@@ -31,6 +31,7 @@ from kafka.errors import KafkaError
 
 from interop_tests.broker import Broker
 from interop_tests.clients.kcat import kcat_binary
+from interop_tests.conftest import HEAVY
 from interop_tests.kafka_tools import KafkaTools
 from interop_tests.protocol_client import ProtocolClient, ProtocolClientError
 from interop_tests.readme import readme_examples
@@ -460,6 +461,7 @@ def java_client_config(
     return path
 
 
+@HEAVY  # a JVM a run: kept off the machine while the latency tests measure
 @pytest.mark.parametrize(
     ("listener", "mechanism"),
     [
@@ -555,6 +557,7 @@ def failed_logins(port: int, count: int, stop: threading.Event) -> int:
     return refused
 
 
+@HEAVY  # a thousand connections: kept off the machine while latency is measured
 def test_a_thousand_failed_logins_do_not_hold_up_an_authenticated_client(
     secured: Broker, certs: Certificates, topic_name
 ) -> None:

@@ -21,11 +21,12 @@ up to the frame's end, and gives them back when the request has been handled.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from time import perf_counter
 from typing import Any, Protocol
 
@@ -321,37 +322,50 @@ async def _write_responses(
         connection.cancel()
 
 
-async def _tls_handshake(
-    host: ConnectionHost, tls: TlsTransport, peer: str, listener: ListenerSecurity
+async def _within_login_window(
+    host: ConnectionHost,
+    deadline: float,
+    step: Callable[[], Awaitable[bool]],
+    peer: str,
+    listener: ListenerSecurity,
+    late: str,
 ) -> bool:
-    """The TLS handshake, within ``AUTHENTICATION_TIMEOUT_S``; False (logged) if it failed,
-    took too long, or the broker stopped first."""
-    with trio.CancelScope() as waiting:
-        waiting.deadline = trio.current_time() + AUTHENTICATION_TIMEOUT_S
+    """Run ``step`` (the TLS handshake, the SASL exchange; False when it refused the
+    client, having said why) before ``deadline``, the end of the client's
+    ``AUTHENTICATION_TIMEOUT_S`` from connecting; the broker stopping ends it too.
+    True once it succeeded."""
+    with trio.CancelScope(deadline=deadline) as waiting:
         host.add_idle(waiting)
         try:
-            await tls.handshake()
-            return True
-        except TlsHandshakeError as exc:
-            log.info(
-                "closing connection from %s on %s: TLS handshake failed: %s",
-                peer,
-                listener.listener_name,
-                exc,
-            )
-            return False
+            return await step()
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             return False
         finally:
             host.remove_idle(waiting)
     if not host.stopping:
         log.info(
-            "closing connection from %s on %s: no TLS handshake within %.0f s",
+            "closing connection from %s on %s: %s within %.0f s",
             peer,
             listener.listener_name,
+            late,
             AUTHENTICATION_TIMEOUT_S,
         )
     return False
+
+
+async def _tls_handshake(tls: TlsTransport, peer: str, listener: ListenerSecurity) -> bool:
+    """The TLS handshake; False (logged) if the client failed it."""
+    try:
+        await tls.handshake()
+    except TlsHandshakeError as exc:
+        log.info(
+            "closing connection from %s on %s: TLS handshake failed: %s",
+            peer,
+            listener.listener_name,
+            exc,
+        )
+        return False
+    return True
 
 
 async def _next_frame(transport: Transport, decoder: FrameDecoder) -> bytearray | None:
@@ -439,9 +453,9 @@ async def _authenticate(
     listener: ListenerSecurity,
     peer: str,
 ) -> bool:
-    """The SASL exchange of a new connection, within ``AUTHENTICATION_TIMEOUT_S`` and with
-    frames of at most ``sasl.server.max.receive.size`` (and ``UNRESERVED_BYTES``); True
-    once the client is authenticated (``session.principal`` is set)."""
+    """The SASL exchange of a new connection, with frames of at most
+    ``sasl.server.max.receive.size`` (and ``UNRESERVED_BYTES``); True once the client is
+    authenticated (``session.principal`` is set), False (logged) if it was refused."""
     assert listener.sasl is not None
     context = host.context
     scram_users = context.scram_users
@@ -454,33 +468,16 @@ async def _authenticate(
     session.authenticator = authenticator
     limit = decoder.max_frame_bytes
     decoder.max_frame_bytes = min(context.config.sasl_server_max_receive_size, UNRESERVED_BYTES)
-    with trio.CancelScope() as waiting:
-        waiting.deadline = trio.current_time() + AUTHENTICATION_TIMEOUT_S
-        host.add_idle(waiting)
-        try:
-            if not await _exchange(
-                host, transport, responses, decoder, session, authenticator, peer
-            ):
-                return False
-        except (ProtocolError, CloseConnection) as exc:
-            log.info("closing connection from %s on %s: %s", peer, listener.listener_name, exc)
+    try:
+        if not await _exchange(host, transport, responses, decoder, session, authenticator, peer):
             return False
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
-            return False
-        finally:
-            host.remove_idle(waiting)
-        assert authenticator.principal is not None
-        session.principal = authenticator.principal
-        decoder.max_frame_bytes = limit
-        return True
-    if not host.stopping:
-        log.info(
-            "closing connection from %s on %s: not authenticated within %.0f s",
-            peer,
-            listener.listener_name,
-            AUTHENTICATION_TIMEOUT_S,
-        )
-    return False
+    except (ProtocolError, CloseConnection) as exc:
+        log.info("closing connection from %s on %s: %s", peer, listener.listener_name, exc)
+        return False
+    assert authenticator.principal is not None
+    session.principal = authenticator.principal
+    decoder.max_frame_bytes = limit
+    return True
 
 
 def _no_scram_users(mechanism: str, user: str) -> None:
@@ -504,11 +501,15 @@ async def serve_connection(
         client_host = ""
     session = Session(client_host, listener.listener_name if listener else "PLAINTEXT")
     transport: Transport = PlainTransport(stream.socket)
+    login_deadline = trio.current_time() + AUTHENTICATION_TIMEOUT_S  # TLS and SASL both
     try:
         if tls_context is not None:
             assert listener is not None and listener.tls is not None
             tls = TlsTransport(stream.socket, tls_context)
-            if not await _tls_handshake(host, tls, peer, listener):
+            handshake = functools.partial(_tls_handshake, tls, peer, listener)
+            if not await _within_login_window(
+                host, login_deadline, handshake, peer, listener, "no TLS handshake"
+            ):
                 return
             if listener.sasl is None:
                 mapper = host.principal_mappers[listener.listener_name]
@@ -519,11 +520,14 @@ async def serve_connection(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)
             try:
-                sasl = listener if listener is not None and listener.sasl is not None else None
-                if sasl is not None and not await _authenticate(
-                    host, transport, responses, decoder, session, sasl, peer
-                ):
-                    return
+                if listener is not None and listener.sasl is not None:
+                    login = functools.partial(
+                        _authenticate, host, transport, responses, decoder, session, listener, peer
+                    )
+                    if not await _within_login_window(
+                        host, login_deadline, login, peer, listener, "not authenticated"
+                    ):
+                        return
                 await _read_requests(host, transport, responses, peer, session, decoder)
             finally:
                 responses.finish()  # what was answered still goes out

@@ -149,7 +149,9 @@ class TestBroker:
 
     def _open(self) -> BrokerContext:
         config = broker_config_from_properties(self.properties)
-        return open_broker_context(config, self.clock, BrokerEndpoint(0, "localhost", 9092))
+        return open_broker_context(
+            config, self.clock, {"PLAINTEXT": BrokerEndpoint(0, "localhost", 9092)}
+        )
 
     def close(self) -> None:
         if not self.closed:

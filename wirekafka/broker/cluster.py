@@ -85,16 +85,14 @@ class TopicStore(Protocol):
 class LocalCluster:
     """The embedded default: this broker is the cluster and leads everything."""
 
-    def __init__(
-        self, endpoint: BrokerEndpoint, listeners: Mapping[str, BrokerEndpoint] | None = None
-    ) -> None:
-        """``listeners``: this broker on each advertised listener (default: ``endpoint``
-        on every listener)."""
-        self.endpoint = endpoint
+    def __init__(self, listeners: Mapping[str, BrokerEndpoint]) -> None:
+        """``listeners``: this broker on each advertised listener, the inter-broker one
+        first."""
+        self.endpoint = next(iter(listeners.values()))
         self.listeners = listeners
 
     def brokers(self, listener_name: str | None = None) -> list[BrokerEndpoint]:
-        if listener_name is None or self.listeners is None:
+        if listener_name is None:
             return [self.endpoint]
         found = self.listeners.get(listener_name)
         return [found] if found is not None else []

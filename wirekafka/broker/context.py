@@ -77,28 +77,25 @@ class BrokerContext:
 def open_broker_context(
     config: BrokerConfig,
     clock: Clock,
-    endpoints: BrokerEndpoint | Mapping[str, BrokerEndpoint],
+    endpoints: Mapping[str, BrokerEndpoint],
     zookeeper: ZkCluster | None = None,
     budget: FdBudget | None = None,
 ) -> BrokerContext:
     """Open the log dirs (recovering them if the last stop was not clean),
     the topics' metadata and, with an authorizer, the ACLs (the embedded files,
     or ZooKeeper), and build the state every handler shares. ``endpoints``: this broker on each advertised listener, the
-    inter-broker one first (or one endpoint for all). ``budget`` defaults to the split of this process's
+    inter-broker one first. ``budget`` defaults to the split of this process's
     open file limit that the config asks for."""
     if budget is None:
         budget = broker_fd_budget(config)
-    if isinstance(endpoints, BrokerEndpoint):
-        endpoint, listeners = endpoints, None
-    else:
-        endpoint, listeners = next(iter(endpoints.values())), endpoints
+    endpoint = next(iter(endpoints.values()))
     store: TopicStore
     cluster: ClusterView
     credentials: SecurityMetadata | ZkScramCredentials
     acl_store: SecurityMetadata | ZkAclStore
     if zookeeper is None:
         store = ClusterMetadata(config.log_dirs[0] / CLUSTER_METADATA_FILE)
-        cluster = LocalCluster(endpoint, listeners)
+        cluster = LocalCluster(endpoints)
         # one file holds the embedded default's users and ACLs
         credentials = acl_store = SecurityMetadata(config.log_dirs[0] / SECURITY_METADATA_FILE)
     else:

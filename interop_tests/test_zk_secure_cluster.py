@@ -47,6 +47,16 @@ FETCH_WARNING = "fetching from broker"
 REAUTH_MS = 3000
 
 
+def failed_logins(output: str) -> list[str]:
+    """The follower fetches ``output`` logs as refused by TLS or SASL; a leader that
+    stops may still reset its followers' connections, which is not a login failure."""
+    return [
+        line
+        for line in output.splitlines()
+        if FETCH_WARNING in line and ("SASL" in line or "TLS" in line)
+    ]
+
+
 def secure_settings(certs: Certificates, mechanism: str, password: str) -> dict[str, str]:
     """A broker that reaches the others on SASL_SSL with ``mechanism`` as BROKER_USER."""
     prefix = f"listener.name.{INTER_BROKER.lower()}."
@@ -199,7 +209,7 @@ def test_brokers_replicate_and_move_leaderships_over_sasl_ssl(
         assert cluster.logs_identical(topic, partition), f"{topic}-{partition} differs"
     for broker in cluster.brokers.values():
         output = broker.output()
-        assert FETCH_WARNING not in output, output
+        assert failed_logins(output) == [], output
         assert "Traceback" not in output, output
         assert BROKER_PASSWORD not in output and CLIENT_PASSWORD not in output
 

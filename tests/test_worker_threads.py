@@ -335,7 +335,7 @@ def test_the_package_keeps_the_rule() -> None:
 
 def test_the_check_sees_the_package_s_blocking_functions() -> None:
     marked = marked_names(package_sources())
-    for name in ("fsync_dir", "flush", "roll_when_due", "swap_in_cleaned", "create_topic"):
+    for name in ("fsync_dir", "flush", "roll_when_due", "swap_in_prepared", "create_topic"):
         assert name in marked
     for name in ("append", "read", "local_log", "partition_log", "deliver"):
         assert name not in marked

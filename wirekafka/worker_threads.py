@@ -44,7 +44,9 @@ pool's threads and never delays work on another resource.
   queue on them.
 * :data:`LOG_DIRS` (8 threads): the log dirs: flushes, rolls, creation and
   deletion of logs, ``__consumer_offsets`` appends, checkpoints, retention and
-  compaction. Fsyncs of different partitions overlap in the disk's queue;
+  compaction (whose reading and writing the thread hands to a child process
+  and waits for, :mod:`wirekafka.storage.cleaner_process`, so the parsing of
+  every record holds no GIL of the broker's). Fsyncs of different partitions overlap in the disk's queue;
   eight keeps a stalled disk from holding more threads than that.
 * :data:`METADATA` (4 threads): the cluster's metadata: ZooKeeper (the
   registry, the cache refresh and the controller, topic and producer-id

@@ -26,6 +26,7 @@ from wirekafka.protocol.records.record_batch import (
     iter_batches,
 )
 from wirekafka.storage.cleaner import CleanerStats, clean_log
+from wirekafka.storage.compacted_copy import CompactionJob, CompactionOutcome, make_copies
 from wirekafka.storage.config import HOUR_MS, LogConfig
 from wirekafka.storage.files import CLEANED_SUFFIX
 from wirekafka.storage.log import PartitionLog
@@ -163,16 +164,15 @@ def test_logs_that_are_not_compacted_are_not_touched(tmp_path):
 # incremental passes: the first dirty offset and min.cleanable.dirty.ratio
 
 
-def count_segment_reads(monkeypatch):
-    reads: list[int] = []
-    original = LogSegment.batches_from
+class CountingRuns:
+    """A pass's reading and writing done here, each job kept."""
 
-    def counting(segment, position, end=None):
-        reads.append(segment.base_offset)
-        return original(segment, position, end)
+    def __init__(self) -> None:
+        self.jobs: list[CompactionJob] = []
 
-    monkeypatch.setattr(LogSegment, "batches_from", counting)
-    return reads
+    def __call__(self, job: CompactionJob) -> CompactionOutcome:
+        self.jobs.append(job)
+        return make_copies(job)
 
 
 @dataclasses.dataclass
@@ -204,21 +204,24 @@ def test_a_pass_makes_everything_before_the_active_segment_clean(tmp_path):
     assert stats.first_dirty_offset == log.segments[-1].base_offset
 
 
-def test_a_clean_log_is_not_read_again_until_enough_of_it_is_dirty(tmp_path, monkeypatch):
+def test_a_clean_log_is_not_read_again_until_enough_of_it_is_dirty(tmp_path):
     keys = [b"k%02d" % i for i in range(20)]
     once = cleaned_once(tmp_path, 4, keys, 300)
     log, clock, rng, first_dirty = once.log, once.clock, once.rng, once.first_dirty
-    reads = count_segment_reads(monkeypatch)
-    assert clean_log(log, first_dirty) == CleanerStats()  # nothing dirty but the active segment
+    runs = CountingRuns()
+    # nothing dirty but the active segment
+    assert clean_log(log, first_dirty, run=runs) == CleanerStats()
     log.append(bytearray(encode_batch([Record(0, clock.now_ms, b"k00", b"late")])))
     log.roll()  # one dirty batch: far below half of the log
-    assert clean_log(log, first_dirty) == CleanerStats()
-    assert reads == []
+    assert clean_log(log, first_dirty, run=runs) == CleanerStats()
+    assert runs.jobs == []
     latest, _ = write_updates(log, clock, rng, 300, keys)
     log.roll()
-    stats = clean_log(log, first_dirty)
+    stats = clean_log(log, first_dirty, run=runs)
     assert stats.first_dirty_offset == log.segments[-1].base_offset
-    assert stats.records_removed > 0 and reads
+    assert stats.records_removed > 0
+    [job] = runs.jobs  # keys read from the first dirty segment on
+    assert job.segments[job.first_dirty][0] <= first_dirty < job.segments[job.first_dirty + 1][0]
     assert {r.key: r.value for r in surviving(log)} == latest
 
 

@@ -32,6 +32,7 @@ from wirekafka.fd_budget import FdBudget, current_fd_limit, fd_budget
 from wirekafka.groups.coordinator import CoordinatorConfig, GroupCoordinator
 from wirekafka.groups.offset_store import OffsetStore
 from wirekafka.security.authorizer import AclAuthorizer
+from wirekafka.storage.cleaner_process import CleanerProcess
 from wirekafka.storage.cluster_metadata import CLUSTER_METADATA_FILE, ClusterMetadata
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.log import Clock
@@ -120,6 +121,7 @@ def open_broker_context(
         topic_config=topic_config,
         producer_id_expiration_ms=config.producer_id_expiration_ms,
         open_files=budget.open_files,
+        cleaner=CleanerProcess(),
     )
     logs.startup(config.cluster_id)
     topics = TopicManager(

@@ -240,6 +240,8 @@ class Broker:
                 self.context.appends.wake_all()  # long polls answer now with what they have
                 with trio.move_on_after(SHUTDOWN_GRACE_SECONDS):
                     await self.acceptor.no_connections.wait()
+                if logs.cleaner is not None:  # a compaction pass under way ends now
+                    logs.cleaner.interrupt()
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):

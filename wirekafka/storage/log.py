@@ -63,10 +63,10 @@ from wirekafka.protocol.records.record_batch import (
     set_partition_leader_epoch,
     single_batch_summary,
 )
+from wirekafka.storage.compacted_copy import remove_copy
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
-    CLEANED_SUFFIX,
     LEADER_EPOCH_CHECKPOINT_FILE,
     SWAP_SUFFIX,
     DelayedDeletions,
@@ -379,12 +379,12 @@ class PartitionLog:
                 self.topic, self.partition, header.base_offset, header.last_offset, problem,
             )  # fmt: skip
 
-    def report_unreadable_segment(self, segment: LogSegment, problem: str) -> None:
+    def report_unreadable_segment(self, base_offset: int, problem: str) -> None:
         """Log, once per segment, that the rest of it cannot be read; the caller skips it."""
-        if self._first_report("segment", segment.base_offset):
+        if self._first_report("segment", base_offset):
             log.error(
                 "%s-%d: segment %020d cannot be read to its end (%s); skipping the rest of it",
-                self.topic, self.partition, segment.base_offset, problem,
+                self.topic, self.partition, base_offset, problem,
             )  # fmt: skip
 
     # appends
@@ -1029,7 +1029,7 @@ class PartitionLog:
             except OSError as exc:
                 if not is_unreadable_header(exc):
                     raise self._fail("batch scan", exc) from exc
-                self.report_unreadable_segment(segment, str(exc))
+                self.report_unreadable_segment(segment.base_offset, str(exc))
 
     # retention
 
@@ -1092,22 +1092,19 @@ class PartitionLog:
     # compaction support
 
     @blocking
-    def swap_in_cleaned(self, olds: list[LogSegment], cleaned: Path) -> bool:
-        """Replace consecutive segments ``olds`` by their compacted copy at
-        ``cleaned`` (``<first base>.log.cleaned``, written and fsynced).
+    def swap_in_prepared(self, olds: list[LogSegment]) -> bool:
+        """Replace consecutive segments ``olds`` by their compacted copy, made whole
+        under ``.swap`` names (``<first base>.log.swap`` and its indexes, fsynced
+        with the directory: :mod:`wirekafka.storage.compacted_copy`).
 
-        Everything slow happens before the log's lock is taken, while appends
-        and reads go on: the copy's indexes are rebuilt from it (a scan of
-        every batch) as ``.index.cleaned`` and ``.timeindex.cleaned``, the
-        three files are fsynced and renamed ``.swap``, and the directory is
-        fsynced. Under the lock the segments are only checked and renamed: the
+        Under the log's lock the segments are only checked and renamed: the
         old files become ``.deleted``, the copy's lose ``.swap``, and the copy
-        takes the olds' place in the segment list. The directory's final fsync
-        comes after. A crash at any step is finished or undone when the log is
-        next opened (a ``.log.swap`` replaces the segments its offsets reach
-        into; ``.cleaned`` files and the copy's ``.swap`` indexes go, and its
-        indexes are rebuilt). Returns False (and removes the copy) if any of
-        ``olds`` left the log meanwhile, by retention.
+        takes the olds' place in the segment list. The directory's fsync comes
+        after. A crash at any step is finished or undone when the log is next
+        opened (a ``.log.swap`` replaces the segments its offsets reach into;
+        ``.cleaned`` files and the copy's ``.swap`` indexes go, and its indexes
+        are rebuilt). Returns False (and removes the copy) if any of ``olds``
+        left the log meanwhile, by retention.
 
         Nothing the cleaner read can have changed: appends write only to the
         active segment, which a pass never rewrites (``olds`` are all before
@@ -1115,28 +1112,23 @@ class PartitionLog:
         """
         base_offset = olds[0].base_offset
         if not self._holds(olds):
-            cleaned.unlink(missing_ok=True)
+            remove_copy(self.directory, base_offset)
             return False
-        new: LogSegment | None = None
         try:
             new = LogSegment(
                 self.directory, base_offset, self.config, self.clock(), self._files,
-                file_suffix=CLEANED_SUFFIX,
+                file_suffix=SWAP_SUFFIX,
             )  # fmt: skip
-            new.rebuild_indexes()
             new.close_for_writing()
-            new.write_closed()
-            new.sync_closed()
-            new.replace_file_suffix(CLEANED_SUFFIX, SWAP_SUFFIX)
-            fsync_dir(self.directory)  # the copy is whole under .swap before an old file goes
         except OSError as exc:
-            _remove_prepared(new, cleaned)
+            remove_copy(self.directory, base_offset)
             raise self._fail("compaction swap", exc) from exc
+        except ValueError as exc:  # an index of impossible size
+            remove_copy(self.directory, base_offset)
+            raise StorageError(self.topic, self.partition, f"compaction swap: {exc}") from exc
         with self._lock:
-            if not self._holds_locked(olds):
-                gone = True
-            else:
-                gone = False
+            gone = not self._holds_locked(olds)
+            if not gone:
                 first = self._segments.index(olds[0])
                 try:
                     doomed = [path for old in olds for path in old.mark_deleted()]
@@ -1146,7 +1138,8 @@ class PartitionLog:
                 self._segments[first : first + len(olds)] = [new]
                 self._bases[first : first + len(olds)] = [base_offset]
         if gone:
-            _remove_prepared(new, cleaned)
+            new.release_files()
+            remove_copy(self.directory, base_offset)
             return False
         self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
         try:
@@ -1169,16 +1162,6 @@ class PartitionLog:
         if present[first : first + len(segments)] != segments:
             raise AssertionError("the segments to replace are not consecutive")
         return first + len(segments) < len(present)
-
-
-def _remove_prepared(prepared: LogSegment | None, cleaned: Path) -> None:
-    """Remove a compacted copy that is not swapped in, whichever name its files have."""
-    paths = [cleaned]
-    if prepared is not None:
-        prepared.release_files()
-        paths += [prepared.log_path, prepared.offset_index.path, prepared.time_index.path]
-    for path in paths:
-        path.unlink(missing_ok=True)
 
 
 def _writable(buffer: Buffer) -> bytearray | memoryview:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from wirekafka.storage.checkpoint import TopicPartition, read_checkpoint, write_checkpoint
 from wirekafka.storage.cleaner import CleanerStats, clean_log
+from wirekafka.storage.cleaner_process import CleanerProcess, CompactionStopped
+from wirekafka.storage.compacted_copy import make_copies
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import FileCache
 from wirekafka.storage.files import (
@@ -64,9 +66,12 @@ class LogManager:
         topic_config: Callable[[str], LogConfig] | None = None,
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
         open_files: int | None = None,
+        cleaner: CleanerProcess | None = None,
     ) -> None:
         """``open_files``: how many segment files and index maps every log together
-        keeps open (``FdBudget.open_files``); None keeps whatever is opened."""
+        keeps open (``FdBudget.open_files``); None keeps whatever is opened.
+        ``cleaner``: the process that does compaction passes' reading and writing
+        (closed at :meth:`shutdown`); None does them in the calling thread."""
         self.log_dirs = [Path(d) for d in log_dirs]
         if not self.log_dirs:
             raise LogDirError("log.dirs names no directory")
@@ -84,6 +89,7 @@ class LogManager:
         self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
         self._deletions = DelayedDeletions()
         self.files = FileCache(open_files)  # shared by every log
+        self.cleaner = cleaner
         self.had_clean_shutdown = True
 
     # startup and shutdown
@@ -162,6 +168,8 @@ class LogManager:
     def shutdown(self) -> bool:
         """Flush and close every log, write checkpoints, then the clean-shutdown
         marker; False when something failed and the marker was left out."""
+        if self.cleaner is not None:
+            self.cleaner.close()
         failed = False
         for partition_log in self.all_logs():
             try:
@@ -297,9 +305,15 @@ class LogManager:
                 partition_log, first_dirty,
             )  # fmt: skip
             first_dirty = 0
-        stats = clean_log(
-            partition_log, first_dirty, producer_id_expiration_ms=self.producer_id_expiration_ms
-        )
+        try:
+            stats = clean_log(
+                partition_log,
+                first_dirty,
+                producer_id_expiration_ms=self.producer_id_expiration_ms,
+                run=self.cleaner.run if self.cleaner is not None else make_copies,
+            )
+        except CompactionStopped:  # shutting down
+            return CleanerStats()
         if stats.first_dirty_offset is None or log_dir is None:
             return stats
         with self._lock:

@@ -1,5 +1,6 @@
 """Brokers registering in a real ZooKeeper (Debian's package): Kafka's znodes
-and JSON, a chroot, a duplicate broker id, session expiry, ZooKeeper down."""
+and JSON, a chroot, a duplicate broker id, session expiry, ZooKeeper down, and
+a partition state written after its topic reaching the broker by a watch."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ from interop_tests.conftest import BrokerFactory
 from interop_tests.polling import wait_for
 from interop_tests.protocol_client import ProtocolClient
 from interop_tests.zookeeper import ZooKeeper, zookeeper  # noqa: F401
+from wirekafka.zk.watch_rounds import REFRESH_SECONDS
+from wirekafka.zk.znodes import (
+    ControllerZNode,
+    PartitionState,
+    TopicAssignment,
+    TopicPartitionStateZNode,
+    TopicZNode,
+)
 
 SESSION_TIMEOUT_MS = 4000
 TIMEOUT_S = 30.0
@@ -144,3 +153,40 @@ def test_zookeeper_unreachable_stops_startup_after_the_connection_timeout(
     assert "zookeeper.connection.timeout.ms=1500" in result.stderr
     assert elapsed > 1.4  # it waited out the connection timeout before giving up
     assert "Traceback" not in result.stderr
+
+
+def _leader(broker_address: tuple[str, int], topic: str) -> int | None:
+    """The leader the broker's Metadata gives partition 0 of ``topic``; None when
+    the topic is unknown to it."""
+    with ProtocolClient(*broker_address, timeout_s=TIMEOUT_S) as client:
+        response = client.metadata(topic)
+    found = [t for t in response.topics if t.name == topic and t.partitions]
+    return found[0].partitions[0].leader_id if found else None
+
+
+def test_a_partition_state_written_after_its_topic_is_learned_from_its_watch(
+    broker_factory: BrokerFactory,
+    zookeeper: ZooKeeper,  # noqa: F811
+    kazoo: KazooClient,
+) -> None:
+    # The test is the controller (as broker 99): it writes the topic's znode, and
+    # its partition's state only once the broker has read the topic without one.
+    root = "/wirekafka"
+    kazoo.create(root + ControllerZNode.path, ControllerZNode.encode(99), makepath=True,
+                 ephemeral=True)  # fmt: skip
+    broker = broker_factory(settings=_settings(zookeeper, 4))
+    topic = "late-state"
+    kazoo.create(root + TopicZNode.path(topic), TopicZNode.encode(TopicAssignment({0: (4,)})))
+    wait_for(
+        lambda: _leader(broker.address, topic) == -1, "the broker to know the leaderless topic"
+    )
+    state = PartitionState(leader=4, leader_epoch=0, isr=(4,), controller_epoch=1)
+    kazoo.create(
+        root + TopicPartitionStateZNode.path(topic, 0),
+        TopicPartitionStateZNode.encode(state),
+        makepath=True,
+    )
+    written = time.monotonic()
+    wait_for(lambda: _leader(broker.address, topic) == 4, "the broker to lead the partition")
+    # told by a watch on the state's creation, not by the periodic re-read of everything
+    assert time.monotonic() - written < REFRESH_SECONDS / 2

@@ -274,39 +274,40 @@ class ZkCluster:
             except (NoNodeError, ZnodeFormatError):
                 continue
             configs: dict[str, str] = {}
-            data = self._get_watched(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name))
-            if data is not None:
+            found = self._get_watched(ConfigEntityZNode.path(CONFIG_TYPE_TOPIC, name))
+            if found is not None:
                 with contextlib.suppress(ZnodeFormatError):
-                    configs = ConfigEntityZNode.decode(data)
+                    configs = ConfigEntityZNode.decode(found[0])
             replicas = {p: tuple(r) for p, r in assignment.partitions.items()}
             topics[name] = ZkTopic(name, len(replicas), configs, replicas)
             for partition in replicas:
-                with contextlib.suppress(NoNodeError, ZnodeFormatError):
-                    data, stat = client.get(
-                        TopicPartitionStateZNode.path(name, partition), watch=self._watch
-                    )
-                    states[(name, partition)] = (
-                        TopicPartitionStateZNode.decode(data),
-                        stat.version,
-                    )
+                # a new topic's state appears after its znode: its creation is watched
+                found = self._get_watched(TopicPartitionStateZNode.path(name, partition))
+                if found is not None:
+                    with contextlib.suppress(ZnodeFormatError):
+                        data, version = found
+                        states[(name, partition)] = (TopicPartitionStateZNode.decode(data), version)
         controller = NO_LEADER
-        data = self._get_watched(ControllerZNode.path)
-        if data is not None:
+        found = self._get_watched(ControllerZNode.path)
+        if found is not None:
             with contextlib.suppress(ZnodeFormatError):
-                controller = ControllerZNode.decode(data)
+                controller = ControllerZNode.decode(found[0])
         return _Snapshot(brokers, topics, states, controller, broker_epochs, listeners)
 
     @blocking
-    def _get_watched(self, path: str) -> bytes | None:
-        """The znode's data, read with a watch; None when it is missing, and then a
-        watch on its creation is set instead (a get sets none on a missing znode)."""
+    def _get_watched(self, path: str) -> tuple[bytes, int] | None:
+        """The znode's data and version, read with a watch; None when it is missing,
+        and then a watch on its creation is set instead (a get sets none on a
+        missing znode; one created between the two is read)."""
         client = self.session.client
-        try:
-            data: bytes = client.get(path, watch=self._watch)[0]
-        except NoNodeError:
-            client.exists(path, watch=self._watch)
-            return None
-        return data
+        while True:
+            try:
+                data, stat = client.get(path, watch=self._watch)
+            except NoNodeError:
+                if client.exists(path, watch=self._watch) is None:
+                    return None
+                continue
+            return data, stat.version
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         """The live brokers on the inter-broker listener."""
@@ -692,14 +693,8 @@ class ZkCluster:
         self, topic: str, partition: int
     ) -> tuple[PartitionState, int] | None:
         """Read one state znode into the cache (None, and out of the cache, when gone)."""
-        try:
-            data, stat = self.session.client.get(
-                TopicPartitionStateZNode.path(topic, partition), watch=self._watch
-            )
-        except NoNodeError:
-            found = None
-        else:
-            found = (TopicPartitionStateZNode.decode(data), stat.version)
+        read = self._get_watched(TopicPartitionStateZNode.path(topic, partition))
+        found = None if read is None else (TopicPartitionStateZNode.decode(read[0]), read[1])
         self._cache_partition_state(topic, partition, found)
         return found
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import confluent_kafka
 import pytest
@@ -97,6 +98,27 @@ def test_the_broker_compacts_a_compacted_topic_and_checkpoints_it(
     assert len(clean) < cleaned_to  # records were removed
     assert len({r.key for r in clean}) == len(clean)  # at most one per key
     assert {r.key: r.value for r in records} == latest
+
+    # the passes ran in the broker's child process, which goes with the broker
+    assert broker.process is not None
+    children = cleaner_children(broker.process.pid)
+    assert len(children) == 1, children
+    broker.stop()
+    assert not Path(f"/proc/{children[0]}").exists()
+
+
+def cleaner_children(pid: int) -> list[int]:
+    """The child processes of ``pid`` running the cleaner (from /proc)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines())
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except (OSError, ValueError):  # gone meanwhile, or a line without a tab
+            continue
+        if int(fields["PPid"]) == pid and b"wirekafka.storage.cleaner_process" in cmdline:
+            found.append(int(status.parent.name))
+    return found
 
 
 @pytest.mark.slow

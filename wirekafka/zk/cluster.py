@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import trio
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import ZnodeStat
 
 from wirekafka.worker_threads import METADATA, blocking, run_blocking, run_on_loop
 from wirekafka.zk.assignment import assign_replicas, replicas_for_new_partitions
@@ -285,8 +286,11 @@ class ZkCluster:
                 found = self._get_watched(TopicPartitionStateZNode.path(name, partition))
                 if found is not None:
                     with contextlib.suppress(ZnodeFormatError):
-                        data, version = found
-                        states[(name, partition)] = (TopicPartitionStateZNode.decode(data), version)
+                        data, stat = found
+                        states[(name, partition)] = (
+                            TopicPartitionStateZNode.decode(data),
+                            stat.version,
+                        )
         controller = NO_LEADER
         found = self._get_watched(ControllerZNode.path)
         if found is not None:
@@ -295,8 +299,8 @@ class ZkCluster:
         return _Snapshot(brokers, topics, states, controller, broker_epochs, listeners)
 
     @blocking
-    def _get_watched(self, path: str) -> tuple[bytes, int] | None:
-        """The znode's data and version, read with a watch; None when it is missing,
+    def _get_watched(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        """The znode's data and stat, read with a watch; None when it is missing,
         and then a watch on its creation is set instead (a get sets none on a
         missing znode; one created between the two is read)."""
         client = self.session.client
@@ -304,10 +308,10 @@ class ZkCluster:
             try:
                 data, stat = client.get(path, watch=self._watch)
             except NoNodeError:
-                if client.exists(path, watch=self._watch) is None:
+                if not client.exists(path, watch=self._watch):
                     return None
                 continue
-            return data, stat.version
+            return data, stat
 
     def brokers(self) -> dict[int, tuple[str, int]]:
         """The live brokers on the inter-broker listener."""
@@ -694,7 +698,9 @@ class ZkCluster:
     ) -> tuple[PartitionState, int] | None:
         """Read one state znode into the cache (None, and out of the cache, when gone)."""
         read = self._get_watched(TopicPartitionStateZNode.path(topic, partition))
-        found = None if read is None else (TopicPartitionStateZNode.decode(read[0]), read[1])
+        found = (
+            None if read is None else (TopicPartitionStateZNode.decode(read[0]), read[1].version)
+        )
         self._cache_partition_state(topic, partition, found)
         return found
 

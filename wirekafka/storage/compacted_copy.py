@@ -54,6 +54,8 @@ from wirekafka.storage.files import (
 from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
 from wirekafka.worker_threads import blocking
 
+COPY_SYNC_BYTES = 4 * 1024 * 1024  # a copy is synced as it is written, this much at a time
+
 
 @dataclass(frozen=True, slots=True)
 class Horizons:
@@ -247,7 +249,11 @@ class _Pass:
         directory, base = self.job.directory, group.bases[0]
         copy: LogSegment | None = None
         try:
-            write_synced(segment_path(directory, base, LOG_SUFFIX + CLEANED_SUFFIX), group.batches)
+            write_synced(
+                segment_path(directory, base, LOG_SUFFIX + CLEANED_SUFFIX),
+                group.batches,
+                sync_every_bytes=COPY_SYNC_BYTES,
+            )
             copy = LogSegment(directory, base, self.job.config, file_suffix=CLEANED_SUFFIX)
             copy.rebuild_indexes()
             copy.close_for_writing()

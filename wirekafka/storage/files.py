@@ -71,14 +71,25 @@ def fsync_dir(directory: Path) -> None:
 
 
 @blocking
-def write_synced(path: Path, chunks: Iterable[bytes], mode: int = 0o644) -> None:
-    """Create (or replace) ``path`` holding ``chunks``, and fsync it; a new file gets ``mode``."""
+def write_synced(
+    path: Path, chunks: Iterable[bytes], mode: int = 0o644, *, sync_every_bytes: int = 0
+) -> None:
+    """Create (or replace) ``path`` holding ``chunks``, and fsync it; a new file gets
+    ``mode``. With ``sync_every_bytes``, the data is also synced each time that much
+    more is written, so that no one sync has a big file's worth to flush (on ext4
+    such a sync holds up the journal, and with it every other file's appends)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
+        unsynced = 0
         for chunk in chunks:
             view = memoryview(chunk)
             while view:
-                view = view[os.write(fd, view) :]
+                written = os.write(fd, view)
+                view = view[written:]
+                unsynced += written
+            if sync_every_bytes and unsynced >= sync_every_bytes:
+                os.fdatasync(fd)
+                unsynced = 0
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -31,14 +31,12 @@ from pathlib import Path
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import (
-    HEADER_BYTES,
     NO_PRODUCER_ID,
     BatchHeader,
     crc_matches,
     decode_batch,
     encode_batch,
     encode_empty_batch,
-    read_batch_header,
 )
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.files import (
@@ -51,7 +49,8 @@ from wirekafka.storage.files import (
     segment_path,
     write_synced,
 )
-from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment
+from wirekafka.storage.loader import is_unreadable_header
+from wirekafka.storage.segment import MAX_RELATIVE_OFFSET, LogSegment, header_at
 from wirekafka.worker_threads import blocking
 
 COPY_SYNC_BYTES = 4 * 1024 * 1024  # a copy is synced as it is written, this much at a time
@@ -145,9 +144,11 @@ class _Pass:
             position = 0
             while position < end:
                 try:
-                    header = read_batch_header(os.pread(fd, HEADER_BYTES, position), whole=False)
-                except ProtocolError as exc:
-                    self._unreadable(base, f"{path}: bad batch header at {position}: {exc}")
+                    header = header_at(path, fd, position)
+                except OSError as exc:
+                    if not is_unreadable_header(exc):
+                        raise
+                    self._unreadable(base, str(exc))
                 raw = os.pread(fd, header.size_bytes, position)
                 if not header.is_control and not crc_matches(raw, 0, header):
                     self._unreadable(

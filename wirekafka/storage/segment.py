@@ -75,6 +75,16 @@ class BatchPosition:
     header: BatchHeader
 
 
+def header_at(path: Path, fd: int, position: int) -> BatchHeader:
+    """The header of the batch at ``position`` in ``path``'s open ``fd``; an OSError
+    caused by a ProtocolError where the bytes there are not one."""
+    data = os.pread(fd, HEADER_BYTES, position)
+    try:
+        return read_batch_header(data, whole=False)
+    except ProtocolError as exc:
+        raise OSError(f"{path}: bad batch header at {position}: {exc}") from exc
+
+
 class LogSegment:
     """A ``<base offset>.log`` with its ``.index`` and ``.timeindex``.
 
@@ -452,11 +462,7 @@ class LogSegment:
     # reads
 
     def _header_at(self, fd: int, position: int) -> BatchHeader:
-        data = os.pread(fd, HEADER_BYTES, position)
-        try:
-            return read_batch_header(data, whole=False)
-        except ProtocolError as exc:
-            raise OSError(f"{self.log_path}: bad batch header at {position}: {exc}") from exc
+        return header_at(self.log_path, fd, position)
 
     def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchPosition]:
         """Batch headers from ``position`` (a batch start) up to ``end``."""

@@ -272,6 +272,15 @@ class ReplicaManager:
             if any(r != self.broker_id and r in live for r in led.isr)
         ]
 
+    def still_followed(self, followed: Followed) -> bool:
+        """Whether ``followed`` is still how this broker follows its partition: not
+        replaced at another leader or leader epoch, nor led or dropped here since.
+        A fetcher's answer for one that is not must be dropped: it comes from a
+        leader this broker no longer follows, maybe after the replica truncated
+        for the new leader epoch (Kafka's fetcher checks its fetch state the same
+        way before it appends)."""
+        return self.followed.get((followed.topic, followed.partition)) is followed
+
     def followed_from(self, leader_id: int) -> list[Followed]:
         now = trio.current_time()
         return [

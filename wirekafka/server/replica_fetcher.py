@@ -10,6 +10,14 @@ high watermark follows the leader's.
 Before a partition's first fetch at a new leader epoch, the follower asks the
 leader where its own latest epoch ends (OffsetForLeaderEpoch, KIP-101/279) and
 truncates what the leader does not have.
+
+An answer is used only while the partition is still followed as it was when it
+was asked for (:meth:`~wirekafka.broker.replication.ReplicaManager.still_followed`):
+a fetcher goes on while this broker follows other partitions from the same
+leader, and a Fetch in flight when the partition moved to another leader (or
+epoch) may come back later, with records its old leader appended after it lost
+leadership. Appended after the truncation for the new epoch, they would stay
+in this replica's log and nowhere else.
 """
 
 from __future__ import annotations
@@ -145,7 +153,7 @@ class ReplicaFetchers:
         for topic in response.topics:
             for answer in topic.partitions:
                 followed = by_key.get((topic.topic, answer.partition))
-                if followed is None:
+                if followed is None or not self.replicas.still_followed(followed):
                     continue
                 if answer.error_code != ErrorCode.NONE:
                     log.info(
@@ -174,6 +182,8 @@ class ReplicaFetchers:
 
     async def _truncate_to(self, followed: Followed, offset: int) -> None:
         partition_log = followed.log
+        if not self.replicas.still_followed(followed):
+            return
         if offset < partition_log.log_end_offset:
             log.info(
                 "%s-%d: truncating from %d to %d to match leader %d at epoch %d",
@@ -223,6 +233,8 @@ class ReplicaFetchers:
 
     async def _apply(self, followed: Followed, data: PartitionData) -> None:
         partition_log = followed.log
+        if not self.replicas.still_followed(followed):
+            return  # moved while the fetch was in flight: its records are not the new leader's
         if data.error_code != ErrorCode.NONE:
             if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
                 # the leader's log ends before this one: what is past it goes
@@ -248,6 +260,8 @@ class ReplicaFetchers:
                             break
                         except RollDue:
                             await run_blocking(LOG_DIRS, partition_log.roll_when_due)
+                            if not self.replicas.still_followed(followed):
+                                return  # moved during the roll
                     if info.flush_due:
                         await run_blocking(LOG_DIRS, partition_log.flush)
                 except (StorageError, ProtocolError) as exc:

@@ -251,3 +251,27 @@ def test_an_offline_log_can_still_be_deleted(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith("-delete")]
     m.shutdown()
     assert (tmp_path / ".kafka_cleanshutdown").exists()
+
+
+def test_maintenance_flushes_a_log_once_its_flush_interval_has_passed(tmp_path):
+    clock = FakeClock()
+    m = LogManager(
+        [tmp_path], LogConfig(segment_bytes=2000, flush_interval_ms=1000), clock, broker_id=1
+    )
+    m.startup()
+    written, idle = m.get_or_create_log("t", 0), m.get_or_create_log("t", 1)
+    written.append(bytearray(make_batch(0)))
+    end = written.log_end_offset
+    m.run_maintenance()
+    assert written.recovery_point == 0  # not flushed before log.flush.interval.ms
+    clock.advance(999)
+    m.run_maintenance()
+    assert written.recovery_point == 0
+    clock.advance(1)
+    m.run_maintenance()
+    assert (written.recovery_point, idle.recovery_point) == (end, 0)
+    for i in range(1, 60):  # rolls: each rolled segment is synced by the next round
+        written.append(bytearray(make_batch(i)))
+    assert len(written.segments) > 2
+    m.run_maintenance()
+    assert written.recovery_point == written.segments[-1].base_offset

@@ -122,6 +122,10 @@ class DelayedDeletions:
         self._lock = threading.Lock()
         self._pending: list[tuple[int, list[Path]]] = []
 
+    def __len__(self) -> int:
+        """Groups waiting for their time (read unlocked: a maintenance round's first look)."""
+        return len(self._pending)
+
     def schedule(self, paths: list[Path], due_ms: int) -> None:
         with self._lock:
             self._pending.append((due_ms, paths))

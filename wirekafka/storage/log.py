@@ -624,6 +624,8 @@ class PartitionLog:
     def expire_producers(self) -> int:
         """Forget producers silent for longer than ``producer.id.expiration.ms``
         (the maintenance round); how many went."""
+        if not self._producers:  # no idempotent producer ever wrote here: nothing to lock
+            return 0
         with self._lock:
             return self._producers.expire(self.clock(), self.producer_id_expiration_ms)
 
@@ -842,6 +844,12 @@ class PartitionLog:
     def flush_if_due(self) -> bool:
         """Flush when ``log.flush.interval.ms`` has passed with records unflushed;
         fsync segments rolled since the last call in any case."""
+        offsets = self._offsets  # read unlocked: what changes meanwhile waits for the next round
+        if not offsets.unsynced_rolls and (
+            not offsets.unflushed_records
+            or self.clock() - offsets.last_flush_ms < self.config.flush_interval_ms
+        ):
+            return False  # the common case, and all the lock below would find
         self.sync_rolled_segments()
         with self._lock:
             due = (
@@ -1047,6 +1055,8 @@ class PartitionLog:
     def delete_old_segments(self) -> int:
         """Remove whole segments past retention (time, size) or below the log
         start offset; never the active segment. Returns how many went."""
+        if len(self._segments) < 2:  # the active segment alone (read unlocked: a
+            return 0  # roll meanwhile is seen by the next round)
         now = self.clock()
         with self._lock:
             doomed = 0
@@ -1087,7 +1097,8 @@ class PartitionLog:
     @blocking
     def remove_deleted_files(self) -> int:
         """Unlink ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
-        return self._deletions.remove_due(self.clock())
+        deletions = self._deletions
+        return deletions.remove_due(self.clock()) if deletions else 0
 
     # compaction support
 

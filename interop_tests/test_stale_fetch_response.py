@@ -106,10 +106,11 @@ def test_a_follower_ignores_its_old_leaders_late_fetch_response(
     for i in range(3):
         assert produce(cluster, L, b"first-%d" % i, acks=-1)[0] == 0
     wait_for(lambda: cluster.state(TOPIC, 0)["isr"] == [0, 1, 2], "ISR")
-    time.sleep(1)  # W's next long-poll Fetch (stale-0 and stale-1) now waits at L
+    time.sleep(1)  # W's next long-poll Fetch (stale-0 and other-0) now waits at L
 
     process = cluster.brokers[L].process
     assert process is not None
+    late = threading.Thread(target=produce, args=(cluster, L, b"late", 1))
     os.kill(process.pid, signal.SIGSTOP)  # L: slow to learn that it lost stale-0
     try:
         epoch = move(cluster, V)  # stale-0: L -> V, as a preferred leader election would
@@ -118,8 +119,6 @@ def test_a_follower_ignores_its_old_leaders_late_fetch_response(
             lambda: logged(cluster, W, f"{TOPIC}-0: following broker {V} at epoch {epoch}"), "W"
         )
         time.sleep(1)  # W has asked V for its epoch's end (OffsetForLeaderEpoch): truncated
-        answers: list[tuple[int, int]] = []
-        late = threading.Thread(target=lambda: answers.append(produce(cluster, L, b"late", 1)))
         late.start()  # an acks=1 write reaches L before it learns of the move
         time.sleep(0.5)
     finally:

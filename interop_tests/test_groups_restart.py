@@ -30,6 +30,7 @@ from interop_tests.groups import (
     produce,
     wait_consumed,
     wait_settled,
+    wait_stays_settled,
 )
 from interop_tests.scenarios import clients, release_clients  # noqa: F401  (fixture)
 
@@ -64,6 +65,7 @@ def test_members_keep_their_partitions_through_a_restart(
     joined = [members(client, f"{client.name}-{i}", config) for i in range(2)]
     wait_settled(broker, group, topic, joined)
     wait_consumed(joined, before)
+    wait_stays_settled(broker, group, topic, joined)  # not restarted inside a member's rejoin
     held = [m.owned for m in joined]
     marks = [m.mark() for m in joined]
 

@@ -346,3 +346,81 @@ def test_two_byte_timestamp_deltas_give_their_largest(deltas: list[int], grow: b
     """Deltas of two varint bytes, in any order (mostly growing, as clients write
     them, or not): the batch's max timestamp must be their largest."""
     assert_max_timestamp_checked(sorted(deltas) if grow else deltas, key=b"k", value=b"v" * 20)
+
+
+# A batch of the size and record count of an earlier batch whose records all had
+# one layout is first tried against that layout, its first record included
+# (validate._uniform_batch); what does not fit it goes to the walk.
+
+
+def check_small(batch: bytes, *, keys_required: bool = False) -> None:
+    """The check a produce makes of a small uncompressed batch (start_check's)."""
+    check_batch(
+        batch, read_batch_header(batch), keys_required=keys_required, max_inflated_bytes=LIMIT
+    )
+
+
+def refused_small(batch: bytes, **kwargs: bool) -> InvalidRecords:
+    with pytest.raises(InvalidRecords) as caught:
+        check_small(batch, **kwargs)
+    return caught.value
+
+
+def layout_seen(count: int) -> list[bytes]:
+    """Records of one layout, after a batch of them, of their size and count, passed."""
+    records = uniform(count, size=50)
+    check_small(batch_of(b"".join(records), count))
+    return records
+
+
+@pytest.mark.parametrize("fault", RUN_FAULTS)
+@pytest.mark.parametrize("victim", [0, 1, 25, 49])
+def test_a_batch_of_a_layout_seen_before_is_checked_in_every_record(
+    fault: str, victim: int
+) -> None:
+    records = layout_seen(50)
+    broken = bytearray(records[victim])
+    broken[field_at(records[victim], fault)] ^= (
+        0x80 if fault in ("attributes", "timestamp") else 0x02
+    )
+    records[victim] = bytes(broken)
+    batch = batch_of(b"".join(records), 50)
+    assert len(batch) == len(batch_of(b"".join(uniform(50, size=50)), 50))  # same key
+    error = refused_small(batch)
+    assert error.error_code == ErrorCode.INVALID_RECORD
+    assert f"record {victim}" in str(error) or "past the batch's base" in str(error)
+
+
+def test_a_batch_of_the_same_size_and_count_in_another_layout_passes() -> None:
+    layout_seen(50)
+    # the same record size, the bytes split otherwise between key and value
+    others = [
+        record_bytes(i, key=b"key12", value=bytes([i]) * 49, timestamp_delta=i // 3)
+        for i in range(50)
+    ]
+    assert b"".join(others) != b"".join(uniform(50, size=50))
+    assert len(b"".join(others)) == len(b"".join(uniform(50, size=50)))
+    check_small(batch_of(b"".join(others), 50))
+    # and records of varying sizes adding up to the same
+    varying = [
+        record_bytes(i, key=b"key1", value=bytes([i]) * (50 + (1 if i % 2 else -1)))
+        for i in range(50)
+    ]
+    assert len(b"".join(varying)) == len(b"".join(uniform(50, size=50)))
+    check_small(batch_of(b"".join(varying), 50))
+
+
+def test_a_batch_of_a_layout_seen_before_must_give_its_max_timestamp() -> None:
+    records = layout_seen(50)
+    largest = 49 // 3
+    check_small(batch_of(b"".join(records), 50, max_timestamp_delta=largest))
+    for wrong in (largest - 1, largest + 1):
+        error = refused_small(batch_of(b"".join(records), 50, max_timestamp_delta=wrong))
+        assert f"reach {largest} ms past" in str(error)
+
+
+def test_a_layout_seen_without_keys_is_refused_where_keys_are_required() -> None:
+    records = uniform(50, size=50, key=None)
+    check_small(batch_of(b"".join(records), 50))
+    error = refused_small(batch_of(b"".join(records), 50), keys_required=True)
+    assert "record 0" in str(error)

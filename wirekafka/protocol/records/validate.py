@@ -160,7 +160,7 @@ class _RecordWalk:
 
     __slots__ = (
         "backoff", "carry", "count", "index", "keys_required", "max_delta", "needed",
-        "probe_at", "timestamp_span",
+        "probe_at", "timestamp_span", "uniform",
     )  # fmt: skip
 
     def __init__(self, count: int, keys_required: bool, timestamp_span: int | None) -> None:
@@ -173,6 +173,9 @@ class _RecordWalk:
         self.needed = 0  # how many bytes that record takes, when its length is known
         self.probe_at = 0  # the record index from which runs are looked for again
         self.backoff = 1
+        # A batch whose records all have the first one's layout: its record size,
+        # layout and first record (see _uniform_batch)
+        self.uniform: tuple[int, Layout, bytes] | None = None
 
     def feed(self, chunk: Buffer) -> None:
         joined = self.carry.join(chunk)
@@ -328,7 +331,11 @@ class _RecordWalk:
                         value_at - pos, value_end - pos, at - pos,
                     )  # fmt: skip
                     layout = _layout(offsets)
-                    run = _run_length(buf, record_end, end, index, count - index, size, layout)
+                    run = _run_length(
+                        buf, record_end, end, index, count - index, size, layout, buf, pos
+                    )
+                    if index == 1 and run == count - 1 and final:  # the whole batch, one layout
+                        self.uniform = (size, layout, buf[:size])
                 pos = record_end
                 if run:
                     delta = _largest_delta(buf, pos, run, size, layout[0], layout[1])
@@ -418,10 +425,19 @@ def _leading_equal(found: bytes, expected: bytes) -> int:
 
 
 def _run_length(
-    buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout
+    buf: bytes,
+    pos: int,
+    end: int,
+    index: int,
+    left: int,
+    size: int,
+    layout: Layout,
+    template: bytes,
+    template_at: int,
 ) -> int:
     """How many records from ``pos`` (the ``index``-th record on, ``left`` still
-    to come) repeat the layout of the one of ``size`` bytes just before it.
+    to come) repeat the layout of the one of ``size`` bytes at ``template_at`` in
+    ``template`` (the record before them, or one of an earlier batch).
 
     Every condition is checked on a strided slice (one byte of every record)
     and gives how many records in a row meet it; the run is the shortest of
@@ -437,10 +453,9 @@ def _run_length(
     if run < _MIN_RUN:
         return 0
     stop = pos + run * size
-    template = pos - size
     for at in shared:  # bytes every record repeats: lengths, header count
         column = buf[pos + at : stop : size]
-        byte = buf[template + at]
+        byte = template[template_at + at]
         if column.count(byte) != run:
             run = _leading_equal(column, bytes((byte,)) * run)
             if run < _MIN_RUN:
@@ -525,6 +540,30 @@ def _largest_delta(
     return (raw >> 1) ^ -(raw & 1)
 
 
+# Batches whose records all have one layout, as a producer's batches mostly do, by
+# their records' total size, count and whether keys were required: the record
+# size, layout and a record of that layout (see _uniform_batch).
+# What they keep is bounded: at most 256 records of up to 4 KiB (larger records
+# cost little more to read field by field than their bytes cost anyway).
+_uniform_batches: dict[tuple[int, int, bool], tuple[int, Layout, bytes]] = {}
+_MAX_UNIFORM_BATCHES = 256
+_MAX_UNIFORM_RECORD_BYTES = 4096
+
+
+def _uniform_batch(
+    records: bytes, count: int, span: int | None, size: int, layout: Layout, template: bytes
+) -> bool:
+    """Whether the ``count`` records of a batch all have the layout of ``template``, a
+    record of ``size`` bytes an earlier batch of the same size and count held, and
+    the largest timestamp delta among them is ``span`` (None: not checked). Each
+    is then checked as the walk checks the records of a run after the one it read
+    (:func:`_run_length`), without reading the first one field by field; False
+    leaves the batch to the walk, which says what is wrong, if anything."""
+    if _run_length(records, 0, len(records), 0, count, size, layout, template, 0) != count:
+        return False
+    return span is None or _largest_delta(records, 0, count, size, layout[0], layout[1]) == span
+
+
 class BatchCheck:
     """The check of one batch's records; :meth:`run` it until it returns True.
 
@@ -605,8 +644,20 @@ def start_check(
     checked at once, without a :class:`BatchCheck`.
     """
     if not header.attributes & COMPRESSION_MASK and header.size_bytes - HEADER_BYTES <= CHUNK_BYTES:
-        walk = _RecordWalk(header.record_count, keys_required, timestamp_span(header))
-        walk.whole(bytes(memoryview(batch)[HEADER_BYTES : header.size_bytes]))
+        records = bytes(memoryview(batch)[HEADER_BYTES : header.size_bytes])
+        count = header.record_count
+        span = timestamp_span(header)
+        key = (len(records), count, keys_required)
+        known = _uniform_batches.get(key)
+        if known is not None and _uniform_batch(records, count, span, *known):
+            return None
+        walk = _RecordWalk(count, keys_required, span)
+        walk.whole(records)
+        uniform = walk.uniform
+        if uniform is not None and uniform[0] <= _MAX_UNIFORM_RECORD_BYTES:
+            if len(_uniform_batches) >= _MAX_UNIFORM_BATCHES:
+                _uniform_batches.clear()
+            _uniform_batches[key] = uniform
         return None
     check = BatchCheck(
         batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes

@@ -371,6 +371,19 @@ class Writer:
     def compact_array_length(self, count: int) -> None:
         self.unsigned_varint(count + 1)
 
+    @property
+    def in_one_buffer(self) -> bool:
+        """Whether everything written is in the running buffer (nothing was flushed)."""
+        return not self._parts
+
+    def prefixed(self) -> bytearray:
+        """The running buffer itself, after a 4-byte size prefix put before it: the
+        whole frame of a message :attr:`in_one_buffer`. The writer is done with."""
+        buf = self._buf
+        buf[:0] = _INT32.pack(len(buf))
+        self._buf = bytearray()
+        return buf
+
     def parts(self) -> list[Any]:
         """The encoded message as a list of bytes-like objects and external parts."""
         self._flush()

@@ -19,6 +19,7 @@ from wirekafka.protocol.headers import (
     peek_request_prefix,
     read_request_header,
     read_response_header,
+    read_usual_header,
     request_header_version,
     response_header_version,
     write_request_header,
@@ -27,10 +28,11 @@ from wirekafka.protocol.headers import (
 from wirekafka.protocol.primitives import Buffer, Reader, Writer
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     """A decoded request, and who sent it: what Kafka's RequestContext carries (the
-    client's address, the principal it authenticated as, the listener it came in on)."""
+    client's address, the principal it authenticated as, the listener it came in on).
+    Not frozen: a frozen dataclass costs four times as much to build."""
 
     header: RequestHeader
     api: Api
@@ -102,10 +104,20 @@ def decode_request(
     :func:`~.headers.peek_request_prefix` first.
     """
     api_key, api_version, _ = peek_request_prefix(frame)
-    api, header_version, read, _, _ = _served_version(api_key, api_version)
-    reader = Reader(frame)
-    header = read_request_header(reader, header_version)
-    body, reader.pos = read(reader.buf, reader.pos, reader.end)
+    served = _served.get((api_key, api_version)) or _served_version(api_key, api_version)
+    api, header_version, read, _, _ = served
+    buf = memoryview(frame)
+    if buf.format != "B":
+        buf = buf.cast("B")
+    end = len(buf)
+    read_header = read_usual_header(buf, 0, end, header_version) if header_version else None
+    if read_header is None:  # field by field: its error names the field that is wrong
+        reader = Reader(buf)
+        header = read_request_header(reader, header_version)
+        pos = reader.pos
+    else:
+        header, pos = read_header
+    body, _ = read(buf, pos, end)
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.16
     # sends three stray bytes after some Metadata v12 requests.
     return Request(header, api, body, client_host, principal, listener_name)
@@ -145,9 +157,12 @@ def encode_response_parts(
     """A whole response, size prefix included, as parts to send in order.
 
     Record data given as external parts (file spans) stays a part of its own,
-    so the sender can move it without copying.
+    so the sender can move it without copying; a response without such parts
+    is one bytearray.
     """
     writer = _response_writer(api_key, api_version, correlation_id, body)
+    if writer.in_one_buffer:
+        return [writer.prefixed()]
     return [frame_prefix(len(writer)), *writer.parts()]
 
 

@@ -413,7 +413,7 @@ def test_the_check_catches_planted_violations() -> None:
             "handlers/produce.py",
             "await run_blocking(LOG_DIRS, partition_log.roll_when_due)",
             "partition_log.roll_when_due()",
-            "async def _append_partition calls roll_when_due (marked blocking)",
+            "async def _append_all calls roll_when_due (marked blocking)",
         ),
         (
             "handlers/metadata.py",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request
+from tests.handlers.support import BASE_TIME_MS, TestBroker, make_batch, produce_request, run
 from wirekafka.broker.context import CloseConnection
+from wirekafka.handlers.produce import handle_produces
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
@@ -18,6 +19,7 @@ from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import encode_message_set
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import NO_PRODUCER_ID, NO_SEQUENCE
+from wirekafka.protocol.rpc import decode_request
 
 
 def values_in_log(broker: TestBroker, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
@@ -313,6 +315,85 @@ def test_an_idempotent_retry_after_a_roll_is_still_a_duplicate(broker):
     assert (first.base_offset, rolled.base_offset, retry.base_offset) == (0, 1, 1)
     assert broker.log_end("t") == 2
     assert len(broker.log("t").segments) == 2
+
+
+# pipelined requests: handled together (handle_produces), answered as one by one
+
+
+def pipelined(broker: TestBroker, requests: list[tuple[ProduceRequest, int]]) -> list:
+    """handle_produces' answers to ``(request, version)`` pairs decoded as a connection
+    decodes them."""
+    decoded = [
+        decode_request(bytearray(broker.encode(ApiKey.PRODUCE, version, request)), "/127.0.0.1")
+        for request, version in requests
+    ]
+    return run(handle_produces, broker.ctx, decoded)
+
+
+def answered(answer) -> list[tuple[str, int, int, int]]:
+    return [
+        (topic.name, partition.index, partition.error_code, partition.base_offset)
+        for topic in answer.responses
+        for partition in topic.partition_responses
+    ]
+
+
+def test_pipelined_requests_are_answered_in_order_as_one_at_a_time(broker):
+    broker.create_topic("t", partitions=2)
+    broker.create_topic("u")
+    requests = [
+        (produce_request("t", make_batch([b"a", b"b"]), acks=1), 9),
+        (produce_request("t", make_batch([b"c"]), partition=1, acks=1), 7),
+        (produce_request("nope", make_batch([b"x"]), acks=1), 9),
+        (produce_request("t", make_batch([b"d"]), acks=0), 9),
+        (produce_request("u", make_batch([b"e"]), acks=-1), 5),
+        (produce_request("t", make_batch([b"f", b"g", b"h"]), acks=1), 3),
+        (produce_request("t", make_batch([b"i"]), acks=5), 9),
+    ]
+    answers = pipelined(broker, requests)
+    assert answers[3] is None  # acks=0
+    assert [answered(a) for a in answers if a is not None] == [
+        [("t", 0, ErrorCode.NONE, 0)],
+        [("t", 1, ErrorCode.NONE, 0)],
+        [("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1)],
+        [("u", 0, ErrorCode.NONE, 0)],
+        [("t", 0, ErrorCode.NONE, 3)],
+        [("t", 0, ErrorCode.INVALID_REQUIRED_ACKS, -1)],
+    ]
+    assert values_in_log(broker, "t") == [
+        (0, b"a"),
+        (1, b"b"),
+        (2, b"d"),
+        (3, b"f"),
+        (4, b"g"),
+        (5, b"h"),
+    ]
+    assert values_in_log(broker, "t", 1) == [(0, b"c")]
+
+
+def test_a_failed_acks_0_request_ends_the_pipeline_after_the_answers_before_it(broker):
+    broker.create_topic("t")
+    requests = [
+        (produce_request("t", make_batch([b"a"]), acks=1), 9),
+        (produce_request("t", make_batch([b"b"]), acks=0), 9),
+        (produce_request("gone", make_batch([b"c"]), acks=0), 9),
+        (produce_request("t", make_batch([b"d"]), acks=1), 9),
+    ]
+    first, second, closing = pipelined(broker, requests)
+    assert answered(first) == [("t", 0, ErrorCode.NONE, 0)]
+    assert second is None
+    assert isinstance(closing, CloseConnection)
+    assert "UNKNOWN_TOPIC_OR_PARTITION" in str(closing)
+    assert values_in_log(broker, "t") == [(0, b"a"), (1, b"b")]  # never d
+
+
+def test_pipelined_requests_that_fill_the_segment_roll_it_where_they_must(broker):
+    broker.create_topic("t", configs={"segment.bytes": "400"})  # two batches a segment
+    requests = [(produce_request("t", make_batch([b"x" * 100]), acks=1), 9) for _ in range(6)]
+    answers = pipelined(broker, requests)
+    assert [answered(a)[0][3] for a in answers] == [0, 1, 2, 3, 4, 5]
+    assert [segment.base_offset for segment in broker.log("t").segments] == [0, 2, 4]
+    assert values_in_log(broker, "t") == [(offset, b"x" * 100) for offset in range(6)]
 
 
 # message sets of old clients

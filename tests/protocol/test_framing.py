@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 
 import pytest
 
@@ -58,3 +59,60 @@ def test_pending_size_is_known_before_the_body():
     decoder.receive_data(struct.pack(">i", 10) + b"abc")
     assert decoder.pending_frame_bytes == 10
     assert decoder.next_frame() is None
+
+
+def fill(decoder: FrameDecoder, data: bytes, at_most: int) -> None:
+    """Write ``data`` into the decoder's buffer as a reader's recv_into would, at most
+    ``at_most`` bytes a time."""
+    view = memoryview(data)
+    while view.nbytes:
+        target = decoder.fill_view(at_most)
+        count = min(target.nbytes, view.nbytes)
+        assert count, "no room to read into"
+        target[:count] = view[:count]
+        decoder.filled(count)
+        view = view[count:]
+
+
+@pytest.mark.parametrize("at_most", [1, 7, 100, 4096])
+def test_frames_read_into_the_buffer_come_out_whole_and_their_own(at_most):
+    bodies = [bytes([i]) * (i * 37 % 300) for i in range(60)]
+    decoder = FrameDecoder(buffer_bytes=512)
+    fill(decoder, b"".join(encode_frame(body) for body in bodies), at_most)
+    frames = []
+    while (frame := decoder.next_frame()) is not None:
+        frames.append(frame)
+    assert frames == bodies
+    assert decoder.buffered_bytes == 0
+    frames[0][:1] = b"!"  # a frame is a bytearray of its own, patched without harm
+    assert frames[1] == bodies[1]
+
+
+def test_a_frame_larger_than_the_buffer_is_received_into_its_own_bytearray():
+    body = bytes(range(256)) * 40  # 10 KiB, the buffer 1 KiB
+    decoder = FrameDecoder(buffer_bytes=1024)
+    fill(decoder, encode_frame(b"small") + struct.pack(">i", len(body)) + body[:100], 4096)
+    assert decoder.next_frame() == b"small"
+    assert decoder.pending_frame_bytes == len(body)
+    assert decoder.buffered_bytes == 100
+    target = decoder.fill_view(1 << 20)
+    assert target.nbytes == len(body) - 100  # the frame's own buffer, up to its end
+    target[:] = body[100:]
+    decoder.filled(target.nbytes)
+    frame = decoder.next_frame()
+    assert frame == body
+    assert target.obj is frame  # received in place: never copied
+    assert decoder.buffered_bytes == 0 and decoder.pending_frame_bytes is None
+
+
+def test_a_large_frame_gets_its_buffer_only_when_its_bytes_are_asked_for():
+    # a server reserves memory for it in between; a size alone allocates nothing
+    decoder = FrameDecoder(buffer_bytes=1024)
+    tracemalloc.start()
+    try:
+        decoder.receive_data(struct.pack(">i", 50_000_000) + b"x" * 100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert decoder.pending_frame_bytes == 50_000_000
+    assert peak < 100_000

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import trio
+from crc32c import crc32c
 
 from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.broker.replication import Led, ReplicaManager
@@ -41,7 +43,9 @@ from wirekafka.protocol.records.compression import (
 )
 from wirekafka.protocol.records.convert import message_set_to_batch
 from wirekafka.protocol.records.message_set import entry_codecs
+from wirekafka.protocol.records.record import LOG_OVERHEAD
 from wirekafka.protocol.records.record_batch import (
+    ATTRIBUTES_OFFSET,
     CONTROL_BIT,
     MAGIC,
     MAGIC_OFFSET,
@@ -49,12 +53,11 @@ from wirekafka.protocol.records.record_batch import (
     TRANSACTIONAL_BIT,
     BatchHeader,
     batches_of,
-    crc_matches,
 )
 from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
 from wirekafka.security.acl import AclOperation, ResourceType
-from wirekafka.storage.log import PartitionLog, RollDue, StorageError
+from wirekafka.storage.log import AppendInfo, PartitionLog, StorageError
 from wirekafka.storage.producer_state import InvalidProducerBatch
 from wirekafka.worker_threads import LOG_DIRS, RECORDS, blocking, run_blocking
 
@@ -78,19 +81,9 @@ class _Refused(Exception):
         self.message = message
 
 
-@dataclass(slots=True)
-class _Appended:
-    response: PartitionProduceResponse
-    log: PartitionLog | None = None  # set when the log is due a flush
-    led: Led | None = None  # a replicated partition led here: acks=all waits for its ISR
-    end_offset: int = 0  # the offset after the appended batches
-
-
-def _refuse(index: int, code: ErrorCode, message: str | None = None) -> _Appended:
-    return _Appended(
-        PartitionProduceResponse(
-            index=index, error_code=code, base_offset=-1, error_message=message
-        )
+def _refuse(index: int, code: ErrorCode, message: str | None = None) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=index, error_code=code, base_offset=-1, error_message=message
     )
 
 
@@ -110,36 +103,27 @@ def _check_batches(
             ErrorCode.INVALID_RECORD,
             f"Produce v{version} takes one record batch per partition, not {len(batches)}",
         )
+    view = memoryview(data)
     for position, header in batches:
-        if header.size_bytes > max_message_bytes:
+        # This runs for every batch produced: fields read once, no helpers.
+        size_bytes = LOG_OVERHEAD + header.batch_length
+        if size_bytes > max_message_bytes:
             raise _Refused(
                 ErrorCode.MESSAGE_TOO_LARGE,
-                f"batch of {header.size_bytes} bytes exceeds max.message.bytes {max_message_bytes}",
+                f"batch of {size_bytes} bytes exceeds max.message.bytes {max_message_bytes}",
             )
-        if not crc_matches(data, position, header):
+        if crc32c(view[position + ATTRIBUTES_OFFSET : position + size_bytes]) != header.crc:
             raise _Refused(
                 ErrorCode.CORRUPT_MESSAGE, f"CRC mismatch in the batch at byte {position}"
             )
         attributes = header.attributes
-        codec = attributes & COMPRESSION_MASK
-        if codec > CompressionType.ZSTD:
-            raise _Refused(
-                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {codec}"
-            )
-        if codec == CompressionType.ZSTD and version < FIRST_ZSTD_VERSION:
-            raise _Refused(
-                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs Produce v7+, not v{version}"
-            )
+        if attributes & _REFUSED_ATTRIBUTES:  # rarely: say which
+            _check_attributes(attributes, version)
         record_count = header.record_count
         if record_count == 0 or header.last_offset_delta != record_count - 1:
             raise _Refused(
                 ErrorCode.INVALID_RECORD,
                 f"batch of {record_count} records has last offset delta {header.last_offset_delta}",
-            )
-        if attributes & (TRANSACTIONAL_BIT | CONTROL_BIT):
-            raise _Refused(
-                ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                "transactions are not supported by this broker",
             )
         if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
             raise _Refused(
@@ -151,6 +135,27 @@ def _check_batches(
             ErrorCode.CORRUPT_MESSAGE, "an idempotent produce carries one batch per partition"
         )
     return batches
+
+
+# Attribute bits that may refuse a batch: a codec from zstd (4) up, transactional, control.
+_REFUSED_ATTRIBUTES = 0x04 | TRANSACTIONAL_BIT | CONTROL_BIT
+
+
+def _check_attributes(attributes: int, version: int) -> None:
+    """Refuse a batch whose codec is unknown or needs a later version, or that is part
+    of a transaction."""
+    codec = attributes & COMPRESSION_MASK
+    if codec > CompressionType.ZSTD:
+        raise _Refused(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {codec}")
+    if codec == CompressionType.ZSTD and version < FIRST_ZSTD_VERSION:
+        raise _Refused(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs Produce v7+, not v{version}"
+        )
+    if attributes & (TRANSACTIONAL_BIT | CONTROL_BIT):
+        raise _Refused(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            "transactions are not supported by this broker",
+        )
 
 
 def _check_message_set(data: memoryview, max_message_bytes: int) -> bool:
@@ -224,9 +229,70 @@ async def _finish_checks(unfinished: list[BatchCheck]) -> None:
             raise _Refused(ErrorCode(exc.error_code), str(exc)) from exc
 
 
-async def _append_partition(
-    ctx: BrokerContext, version: int, acks: int, topic: str, data: PartitionProduceData
-) -> _Appended:
+@dataclass(slots=True)
+class _Pending:
+    """A partition's batches, checked, to be appended with the others of its log; then
+    what the append gave."""
+
+    topic: str
+    index: int
+    log: PartitionLog
+    payload: bytearray | memoryview
+    batches: list[tuple[int, BatchHeader]]
+    led: Led | None  # a replicated partition led here: acks=all waits for its ISR
+    leader_epoch: int | None
+    request_bytes: int  # the request's record bytes (before any conversion), Kafka's bytes in
+    response: PartitionProduceResponse | None = None  # once appended, or refused
+    flush: bool = False  # the log is due a flush
+    end_offset: int = 0  # the offset after the appended batches
+    records: int = 0  # records written (none for a refusal or a retry already in the log)
+
+
+class _Group:
+    """Produce requests handled together (:func:`handle_produces`)."""
+
+    __slots__ = ("logs", "waited")
+
+    def __init__(self) -> None:
+        # Whether preparing them let other tasks run: then a partition prepared
+        # before may have moved by the time it is appended.
+        self.waited = False
+        # (topic, partition) -> its log and leadership, as found for the first request
+        self.logs: dict[tuple[str, int], tuple[PartitionLog, Led | None]] = {}
+
+
+async def _partition_log(
+    ctx: BrokerContext, topic: str, index: int, group: _Group
+) -> tuple[PartitionLog, Led | None] | ErrorCode | str:
+    """The partition's log, and its leadership in a ZooKeeper cluster; else the error
+    code, or the reason it is not led here (NOT_LEADER_OR_FOLLOWER)."""
+    found = ctx.topics.local_log(topic, index)
+    if found is None:  # led here, its log not made yet: made in a worker thread
+        group.waited = True
+        found = await ctx.topics.partition_log(topic, index)
+    if isinstance(found, ErrorCode):
+        return found
+    replicas = ctx.replicas
+    if replicas is None:
+        return found, None
+    led = replicas.leading(topic, index)
+    if led is None:  # the cluster says it is led here: replication may not know yet
+        group.waited = True
+        led = await replicas.leading_now(topic, index)
+        if led is None:
+            return "leadership is moving"
+    return found, led
+
+
+async def _prepare_partition(
+    ctx: BrokerContext,
+    version: int,
+    acks: int,
+    topic: str,
+    data: PartitionProduceData,
+    group: _Group,
+) -> PartitionProduceResponse | _Pending:
+    """Find the partition's log and check its batches: a refusal, or what to append."""
     index = data.index
     if topic in INTERNAL_TOPICS:  # written by the broker alone, as in Kafka
         return _refuse(
@@ -234,21 +300,19 @@ async def _append_partition(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"cannot append to internal topic {topic}",
         )
-    found = ctx.topics.local_log(topic, index)
-    if found is None:  # led here, its log not made yet: made in a worker thread
-        found = await ctx.topics.partition_log(topic, index)
-    if isinstance(found, ErrorCode):
-        return _refuse(index, found)
-    partition_log = found
-    led = None
+    key = (topic, index)
+    cached = group.logs.get(key)  # the requests of a group mostly write one partition
+    if cached is None:
+        found = await _partition_log(ctx, topic, index, group)
+        if isinstance(found, ErrorCode):
+            return _refuse(index, found)
+        if isinstance(found, str):
+            return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, found)
+        cached = group.logs[key] = found
+    partition_log, led = cached
     leader_epoch = None
     replicas = ctx.replicas
-    if replicas is not None:  # a ZooKeeper cluster: replicated
-        led = replicas.leading(topic, index)
-        if led is None:  # the cluster says it is led here: replication may not know yet
-            led = await replicas.leading_now(topic, index)
-            if led is None:
-                return _refuse(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership is moving")
+    if led is not None and replicas is not None:  # a ZooKeeper cluster: replicated
         if acks == -1 and not replicas.enough_replicas(led):
             return _refuse(
                 index,
@@ -272,8 +336,8 @@ async def _append_partition(
             unfinished = _check_records(
                 payload, batches, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
             )
-            waited = bool(unfinished)
-            if waited:
+            if unfinished:
+                group.waited = True
                 await _finish_checks(unfinished)
         elif magic in (0, 1) and version < FIRST_BATCH_ONLY_VERSION:
             inline = _check_message_set(view, max_message_bytes)
@@ -283,8 +347,11 @@ async def _append_partition(
                     view, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes
                 )
 
-            waited = not inline
-            payload = await run_blocking(RECORDS, upconvert) if waited else upconvert()
+            if inline:
+                payload = upconvert()
+            else:
+                group.waited = True
+                payload = await run_blocking(RECORDS, upconvert)
             batches = _check_batches(payload, version, max_message_bytes)
         elif magic in (0, 1):
             raise _Refused(
@@ -293,61 +360,110 @@ async def _append_partition(
             )
         else:
             raise _Refused(ErrorCode.CORRUPT_MESSAGE, f"unknown record format magic {magic}")
-        while True:  # again after a roll, which a worker thread makes
-            if waited and ctx.topics.local_log(topic, index) is not partition_log:
-                return _refuse(
-                    index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile"
-                )
-            try:
-                # An idempotent producer's batch is checked against its state by the log.
-                info = partition_log.append(
-                    payload, batches, flush_when_due=False, roll=False, leader_epoch=leader_epoch
-                )
-                break
-            except RollDue:
-                await run_blocking(LOG_DIRS, partition_log.roll_when_due)
-                waited = True
     except _Refused as refused:
         return _refuse(index, refused.code, refused.message)
-    except InvalidProducerBatch as exc:
-        return _refuse(index, exc.error_code, str(exc))
-    except StorageError as exc:
-        log.error("%s", exc)
-        return _refuse(index, ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
-    if not info.duplicate:  # a retry wrote nothing: long polls have nothing new
-        ctx.appends.appended(topic, index)
-        # Kafka's bytes in: the request's record bytes (before any conversion)
-        ctx.metrics.produced(topic, info.record_count, len(view))
-        if replicas is not None and led is not None:
-            replicas.appended(led)
-    response = PartitionProduceResponse(
-        index=index,
-        error_code=ErrorCode.NONE,
-        base_offset=info.first_offset,
-        log_append_time_ms=info.log_append_time_ms,
-        log_start_offset=info.log_start_offset,
-    )
-    return _Appended(response, partition_log if info.flush_due else None, led, info.last_offset + 1)
+    return _Pending(topic, index, partition_log, payload, batches, led, leader_epoch, len(view))
+
+
+def _moved(pending: _Pending) -> PartitionProduceResponse:
+    return _refuse(pending.index, ErrorCode.NOT_LEADER_OR_FOLLOWER, "the partition moved meanwhile")
+
+
+async def _append_all(ctx: BrokerContext, pendings: list[_Pending], waited: bool) -> None:
+    """Append every pending partition's batches, those of one log with one call (one
+    write for the pipelined requests of a producer), each in the order they came;
+    each gets its ``response``. ``waited``: other tasks ran since they were prepared,
+    so a partition that left this broker meanwhile is refused."""
+    by_log: dict[tuple[int, int | None], list[_Pending]] = {}
+    for pending in pendings:
+        if waited and ctx.topics.local_log(pending.topic, pending.index) is not pending.log:
+            pending.response = _moved(pending)
+            continue
+        key = (id(pending.log), pending.leader_epoch)
+        same_log = by_log.get(key)
+        if same_log is None:
+            by_log[key] = [pending]
+        else:
+            same_log.append(pending)
+    for waiting in by_log.values():
+        first = waiting[0]
+        partition_log = first.log
+        while True:  # again after a roll, which a worker thread makes
+            results = partition_log.append_many(
+                [(pending.payload, pending.batches) for pending in waiting],
+                leader_epoch=first.leader_epoch,
+            )
+            for pending, result in zip(waiting, results, strict=False):  # may stop early
+                _take_result(pending, result)
+            _appended(ctx, waiting[: len(results)])
+            waiting = waiting[len(results) :]
+            if not waiting:
+                break
+            await run_blocking(LOG_DIRS, partition_log.roll_when_due)
+            if ctx.topics.local_log(first.topic, first.index) is not partition_log:
+                for pending in waiting:
+                    pending.response = _moved(pending)
+                break
+
+
+def _take_result(
+    pending: _Pending, result: AppendInfo | InvalidProducerBatch | StorageError
+) -> None:
+    if type(result) is AppendInfo:
+        pending.response = PartitionProduceResponse(
+            index=pending.index,
+            error_code=ErrorCode.NONE,
+            base_offset=result.first_offset,
+            log_append_time_ms=result.log_append_time_ms,
+            log_start_offset=result.log_start_offset,
+        )
+        pending.flush = result.flush_due
+        pending.end_offset = result.last_offset + 1
+        if not result.duplicate:
+            pending.records = result.record_count
+    elif isinstance(result, InvalidProducerBatch):
+        pending.response = _refuse(pending.index, result.error_code, str(result))
+    else:
+        log.error("%s", result)
+        pending.response = _refuse(pending.index, ErrorCode.KAFKA_STORAGE_ERROR, str(result))
+
+
+def _appended(ctx: BrokerContext, pendings: list[_Pending]) -> None:
+    """What follows appends to one log: its waiting fetches woken, the metrics counted,
+    the high watermark moved (a retry that wrote nothing changes none of these)."""
+    written = False
+    metrics = ctx.metrics
+    for pending in pendings:
+        if pending.records:
+            written = True
+            metrics.produced(pending.topic, pending.records, pending.request_bytes)
+    if written:
+        first = pendings[0]
+        ctx.appends.appended(first.topic, first.index)
+        if ctx.replicas is not None and first.led is not None:
+            ctx.replicas.appended(first.led)
 
 
 async def _wait_replicated(
-    replicas: ReplicaManager, appended: list[_Appended], timeout_ms: int
+    replicas: ReplicaManager, pendings: list[_Pending], timeout_ms: int
 ) -> None:
     """acks=all: each appended partition's answer waits until its ISR has the batches."""
     deadline = trio.current_time() + max(timeout_ms, 0) / 1000
-    for item in appended:
-        if item.led is None or item.response.error_code != ErrorCode.NONE:
+    for pending in pendings:
+        response = pending.response
+        if pending.led is None or response is None or response.error_code != ErrorCode.NONE:
             continue
         code = await replicas.wait_replicated(
-            item.led, item.end_offset, deadline - trio.current_time()
+            pending.led, pending.end_offset, deadline - trio.current_time()
         )
         if code != ErrorCode.NONE:
-            item.response.error_code = code
+            response.error_code = code
 
 
-async def _flush(appended: list[_Appended], due: dict[int, PartitionLog]) -> None:
-    """fsync the logs ``due`` a flush (by id), off the event loop; a failure becomes
-    the partition's error, since its records may not be on disk."""
+async def _flush(pendings: list[_Pending]) -> None:
+    """fsync the logs of the appends due a flush, off the event loop; a failure becomes
+    each partition's error, since its records may not be on disk."""
+    due = {id(pending.log): pending.log for pending in pendings if pending.flush}
 
     @blocking
     def flush_all() -> dict[int, StorageError]:
@@ -360,15 +476,105 @@ async def _flush(appended: list[_Appended], due: dict[int, PartitionLog]) -> Non
         return failures
 
     failures = await run_blocking(LOG_DIRS, flush_all)
-    for item in appended:
-        failure = failures.get(id(item.log))
-        if failure is not None:
+    for pending in pendings:
+        failure = failures.get(id(pending.log)) if pending.flush else None
+        if failure is not None and pending.response is not None:
             log.error("%s", failure)
-            item.response.error_code = ErrorCode.KAFKA_STORAGE_ERROR
-            item.response.error_message = str(failure)
+            pending.response.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+            pending.response.error_message = str(failure)
 
 
 async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceResponse | None:
+    [answer] = await handle_produces(ctx, [request])
+    if isinstance(answer, CloseConnection):
+        raise answer
+    return answer
+
+
+_Entry = PartitionProduceResponse | _Pending  # a partition refused, or its batches to append
+
+
+async def handle_produces(
+    ctx: BrokerContext, requests: Sequence[Request]
+) -> list[ProduceResponse | CloseConnection | None]:
+    """Answer produce requests a client pipelined, in order, as if one at a time: each
+    one's answer, None for acks=0, or, for an acks=0 request that failed, the
+    CloseConnection that ends the connection (the requests after it are not read).
+
+    Their batches are checked first, request by request, then appended, those
+    of one partition together (:meth:`PartitionLog.append_many`), then the logs
+    due a flush are flushed and acks=all waits for the replicas."""
+    group = _Group()
+    pendings: list[_Pending] = []
+    prepared: list[tuple[Request, list[tuple[str, list[_Entry]]]]] = []
+    for request in requests:
+        topics = await _prepare_request(ctx, request, group)
+        prepared.append((request, topics))
+        refused = False
+        for _, entries in topics:
+            for entry in entries:
+                if type(entry) is _Pending:
+                    pendings.append(entry)
+                else:
+                    refused = True
+        if refused and request.body.acks == 0:  # the connection closes once it is answered
+            break
+    if pendings:
+        await _append_all(ctx, pendings, group.waited)
+        if any(pending.flush for pending in pendings):
+            await _flush(pendings)
+    answers: list[ProduceResponse | CloseConnection | None] = []
+    for request, topics in prepared:
+        acks = request.body.acks
+        if acks == -1 and ctx.replicas is not None:
+            await _wait_replicated(
+                ctx.replicas,
+                [entry for _, entries in topics for entry in entries if type(entry) is _Pending],
+                request.body.timeout_ms,
+            )
+        answer = ProduceResponse(
+            responses=[
+                TopicProduceResponse(
+                    name=name, partition_responses=[_response(entry) for entry in entries]
+                )
+                for name, entries in topics
+            ]
+        )
+        if acks == 0:
+            failed = next(
+                (
+                    response
+                    for topic in answer.responses
+                    for response in topic.partition_responses
+                    if response.error_code
+                ),
+                None,
+            )
+            if failed is not None:
+                answers.append(
+                    CloseConnection(
+                        f"acks=0 produce failed: {ErrorCode(failed.error_code).name} "
+                        f"{failed.error_message or ''}"
+                    )
+                )
+                break
+            answers.append(None)
+            continue
+        answers.append(answer)
+    return answers
+
+
+def _response(entry: _Entry) -> PartitionProduceResponse:
+    if type(entry) is _Pending:
+        assert entry.response is not None, "every pending partition is appended or refused"
+        return entry.response
+    return entry  # type: ignore[return-value]
+
+
+async def _prepare_request(
+    ctx: BrokerContext, request: Request, group: _Group
+) -> list[tuple[str, list[_Entry]]]:
+    """Each topic of a produce request, with each partition's refusal or batches to append."""
     body: ProduceRequest = request.body
     version = request.version
     transactional = body.transactional_id is not None
@@ -384,8 +590,7 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
     refusal: tuple[ErrorCode, str | None] | None = None
     if body.acks not in (-1, 0, 1):
         refusal = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={body.acks}: expected -1, 0 or 1")
-    topics: list[TopicProduceResponse] = []
-    appended: list[_Appended] = []
+    topics: list[tuple[str, list[_Entry]]] = []
     for topic_data in body.topic_data:
         name = topic_data.name
         topic_refusal = refusal
@@ -393,27 +598,12 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
             topic_refusal = _NO_TRANSACTIONS
         elif denied and name in denied:
             topic_refusal = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-        responses = []
+        entries: list[_Entry] = []
         for partition_data in topic_data.partition_data:
-            result = (
+            entries.append(
                 _refuse(partition_data.index, *topic_refusal)
                 if topic_refusal
-                else await _append_partition(ctx, version, body.acks, name, partition_data)
+                else await _prepare_partition(ctx, version, body.acks, name, partition_data, group)
             )
-            appended.append(result)
-            responses.append(result.response)
-        topics.append(TopicProduceResponse(name=name, partition_responses=responses))
-    due = {id(item.log): item.log for item in appended if item.log is not None}
-    if due:  # no coroutine and no thread for the appends that need no flush
-        await _flush(appended, due)
-    if body.acks == -1 and ctx.replicas is not None:
-        await _wait_replicated(ctx.replicas, appended, body.timeout_ms)
-    if body.acks == 0:
-        errors = [a.response for a in appended if a.response.error_code != ErrorCode.NONE]
-        if errors:
-            first = errors[0]
-            raise CloseConnection(
-                f"acks=0 produce failed: {ErrorCode(first.error_code).name} {first.error_message or ''}"
-            )
-        return None
-    return ProduceResponse(responses=topics)
+        topics.append((name, entries))
+    return topics

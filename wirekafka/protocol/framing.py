@@ -40,50 +40,119 @@ def frame_prefix(body_size: int) -> bytes:
 class FrameDecoder:
     """Turns a byte stream into frames (bodies without their size prefix).
 
-    Frames are handed out as the bytearrays they were received into: a frame
-    that arrives on its own is never copied, and whoever takes it may patch
-    it in place (a produce request's offsets, say).
+    Bytes arrive in a buffer of ``buffer_bytes`` that the decoder keeps: a reader
+    fills :meth:`fill_view` (``recv_into``, no copy of its own) and says how much
+    with :meth:`filled`, or hands bytes to :meth:`receive_data`. Each whole frame
+    is copied out of it once, into a bytearray of its own that whoever takes it
+    may keep and patch in place (a produce request's offsets, say). A frame
+    larger than the buffer is received straight into its own bytearray once its
+    size is known, never copied.
     """
 
-    __slots__ = ("_body_size", "_buf", "_frames", "max_frame_bytes")
+    __slots__ = (
+        "_area", "_big", "_big_filled", "_body_size", "_end", "_frames", "_start", "_view",
+        "max_frame_bytes",
+    )  # fmt: skip
 
-    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, buffer_bytes: int = 64 * 1024
+    ) -> None:
         self.max_frame_bytes = max_frame_bytes
-        self._buf = bytearray()
+        self._area = bytearray(buffer_bytes)
+        self._view = memoryview(self._area)
+        self._start = 0  # the area's bytes from _start to _end are not yet in a frame
+        self._end = 0
         self._body_size: int | None = None
+        self._big: bytearray | None = None  # a frame too large for the area, arriving
+        self._big_filled = 0
         self._frames: deque[bytearray] = deque()
 
     @property
     def buffered_bytes(self) -> int:
-        """Bytes received that are not yet part of a whole frame."""
-        return len(self._buf)
+        """Bytes received that are not yet part of a whole frame (besides a size prefix read)."""
+        return self._end - self._start + self._big_filled
 
     @property
     def pending_frame_bytes(self) -> int | None:
         """Size of the frame being received, once its prefix has arrived."""
         return self._body_size
 
+    def fill_view(self, size: int) -> memoryview:
+        """Where the next bytes of the stream go: a view of up to ``size`` bytes (fewer
+        when the buffer has less room) to write into, then :meth:`filled`. A frame
+        larger than the buffer gets its own bytearray here, when its bytes are
+        asked for, not when its size arrives (a server reserves memory between)."""
+        big = self._big
+        pending = self._body_size
+        if big is None and pending is not None and pending > len(self._area):
+            big = self._big = bytearray(pending)
+            arrived = self._end - self._start  # all of the area: it holds none of the next
+            big[:arrived] = self._view[self._start : self._end]
+            self._big_filled = arrived
+            self._start = self._end = 0
+        if big is not None:
+            filled = self._big_filled
+            return memoryview(big)[filled : filled + size]
+        start, end = self._start, self._end
+        if start == end:
+            start = end = self._start = self._end = 0
+        room = len(self._area) - end
+        if room < size and start:  # what is buffered moves to the front
+            kept = bytes(self._view[start:end])
+            end = self._end = len(kept)
+            self._view[:end] = kept
+            self._start = 0
+            room = len(self._area) - end
+        return self._view[end : end + min(size, room)]
+
+    def filled(self, count: int) -> None:
+        """``count`` bytes were written into the last :meth:`fill_view`; raises
+        ProtocolError on a bad frame size."""
+        big = self._big
+        if big is not None:
+            self._big_filled += count
+            if self._big_filled == len(big):
+                self._frames.append(big)
+                self._big = None
+                self._big_filled = 0
+                self._body_size = None
+            return
+        self._end += count
+        self._split()
+
     def receive_data(self, data: Buffer) -> None:
-        """Take bytes from the stream; raises ProtocolError on a bad frame size."""
-        self._buf += data
+        """Take bytes from the stream (copied in); raises ProtocolError on a bad frame size."""
+        view = memoryview(data).cast("B")
+        while view.nbytes:
+            target = self.fill_view(view.nbytes)
+            count = target.nbytes
+            target[:] = view[:count]
+            self.filled(count)
+            view = view[count:]
+
+    def _split(self) -> None:
+        """Take the whole frames the area holds."""
+        area = self._area
+        start, end = self._start, self._end
         while True:
-            if self._body_size is None:
-                if len(self._buf) < SIZE_PREFIX_BYTES:
-                    return
-                size = _SIZE.unpack_from(self._buf)[0]
-                self._body_size = check_frame_size(size, self.max_frame_bytes)
-                del self._buf[:SIZE_PREFIX_BYTES]
             size = self._body_size
-            if len(self._buf) < size:
-                return
-            if len(self._buf) == size:
-                frame, self._buf = self._buf, bytearray()
-            else:
-                frame = self._buf[:size]
-                del self._buf[:size]
-            self._frames.append(frame)
+            if size is None:
+                if end - start < SIZE_PREFIX_BYTES:
+                    break
+                size = check_frame_size(_SIZE.unpack_from(area, start)[0], self.max_frame_bytes)
+                start += SIZE_PREFIX_BYTES
+                self._body_size = size
+            if end - start < size:  # a frame larger than the area ends here too
+                break
+            self._frames.append(area[start : start + size])
+            start += size
             self._body_size = None
+        self._start = start
 
     def next_frame(self) -> bytearray | None:
         """The next whole frame body, or None until more data arrives."""
         return self._frames.popleft() if self._frames else None
+
+    def peek_frame(self) -> bytearray | None:
+        """The frame :meth:`next_frame` would return, left in place."""
+        return self._frames[0] if self._frames else None

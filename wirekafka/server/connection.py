@@ -34,9 +34,10 @@ import trio
 
 from wirekafka.broker.context import BrokerContext, CloseConnection
 from wirekafka.handlers.api_versions import api_versions_response
+from wirekafka.handlers.produce import handle_produces
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.listener_security import ListenerSecurity
-from wirekafka.protocol.api_table import ApiKey, api_for
+from wirekafka.protocol.api_table import API_TABLE, ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder, frame_prefix
 from wirekafka.protocol.headers import peek_request_prefix
@@ -57,6 +58,10 @@ RECEIVE_BYTES = 256 * 1024  # the most read at once into a reserved frame
 # A reader goes on with whatever the socket holds until it has read this much
 # since it last waited, then lets the writer and other connections run.
 YIELD_AFTER_BYTES = 256 * 1024
+# Produce requests a client pipelined are handled together, this many at most
+# (their batches for one partition written with one pwritev)
+MAX_PIPELINED_PRODUCES = 64
+PRODUCE_API = API_TABLE[ApiKey.PRODUCE]
 # A client has this long from connecting to finishing its TLS handshake and SASL login
 AUTHENTICATION_TIMEOUT_S = 10.0
 
@@ -137,6 +142,16 @@ def _sasl_response(authenticator: SaslAuthenticator, request: Request) -> Any:
     return authenticator.authenticate(request)
 
 
+def _check_login(authenticator: SaslAuthenticator, prefix: RequestPrefix) -> None:
+    """A request other than the SASL ones is served only within the SASL session."""
+    if authenticator.expired():
+        raise CloseConnection(
+            "its SASL session ended (connections.max.reauth.ms) without re-authentication"
+        )
+    if authenticator.exchanging:
+        raise CloseConnection(f"{_describe(prefix)} in the middle of its re-authentication")
+
+
 async def _respond(
     host: ConnectionHost, frame: bytearray, prefix: RequestPrefix, session: Session
 ) -> list[Any] | None:
@@ -147,12 +162,7 @@ async def _respond(
             request = decode_request(frame, session.client_host, session.principal)
             response = _sasl_response(authenticator, request)
             return encode_response_parts(api_key, api_version, correlation_id, response)
-        if authenticator.expired():
-            raise CloseConnection(
-                "its SASL session ended (connections.max.reauth.ms) without re-authentication"
-            )
-        if authenticator.exchanging:
-            raise CloseConnection(f"{_describe(prefix)} in the middle of its re-authentication")
+        _check_login(authenticator, prefix)
     api = api_for(api_key)
     if api is None:
         raise ProtocolError("unknown api key")
@@ -169,6 +179,54 @@ async def _respond(
     if response is None:
         return None
     return encode_response_parts(api_key, api_version, correlation_id, response)
+
+
+def _pipelined_produces(decoder: FrameDecoder, first: Request, session: Session) -> list[Request]:
+    """``first``, a produce request, and the produce requests that follow it in the
+    decoder (whole, of a served version, decodable), taken from it; the first request
+    that is not one stays there, to be handled, or refused, on its own."""
+    requests = [first]
+    while len(requests) < MAX_PIPELINED_PRODUCES:
+        frame = decoder.peek_frame()
+        if frame is None or len(frame) < 8 or frame[0] or frame[1]:  # not Produce (key 0)
+            break
+        if not PRODUCE_API.supports(peek_request_prefix(frame)[1]):
+            break
+        try:
+            request = decode_request(
+                frame, session.client_host, session.principal, session.listener_name
+            )
+        except ProtocolError:
+            break
+        decoder.next_frame()
+        requests.append(request)
+    return requests
+
+
+async def _respond_produces(
+    host: ConnectionHost, requests: list[Request]
+) -> list[list[Any] | CloseConnection | None]:
+    """Answer produce requests a client pipelined, together (see
+    :func:`~wirekafka.handlers.produce.handle_produces`): each one's response parts, or
+    None (acks=0), or the CloseConnection that ends the connection after those before."""
+    context = host.context
+    started = perf_counter()
+    answers = await handle_produces(context, requests)
+    elapsed = perf_counter() - started
+    metrics = context.metrics
+    encoded: list[list[Any] | CloseConnection | None] = []
+    for request, answer in zip(requests, answers, strict=False):  # answers may stop early
+        header = request.header
+        metrics.handled(ApiKey.PRODUCE, header.api_version, elapsed)
+        if answer is None or isinstance(answer, CloseConnection):
+            encoded.append(answer)
+        else:
+            encoded.append(
+                encode_response_parts(
+                    ApiKey.PRODUCE, header.api_version, header.correlation_id, answer
+                )
+            )
+    return encoded
 
 
 def receive_size(decoder: FrameDecoder, reserved: bool) -> int:
@@ -210,10 +268,11 @@ class PlainTransport:
         self.sock = sock
         self._fd = sock.fileno()
 
-    def read_now(self, size: int) -> bytes | None:
-        """Up to ``size`` bytes the socket holds now; None if it holds none (b"" at its end)."""
+    def read_into(self, buffer: memoryview) -> int | None:
+        """Bytes the socket holds now, into ``buffer``: how many (0 at its end), or None
+        if it holds none."""
         try:
-            return os.read(self._fd, size)
+            return os.readv(self._fd, (buffer,))
         except BlockingIOError:
             return None
 
@@ -226,7 +285,7 @@ class Transport(Protocol):
 
     sock: trio.socket.SocketType
 
-    def read_now(self, size: int) -> bytes | None: ...
+    def read_into(self, buffer: memoryview) -> int | None: ...
 
     async def send_parts(self, parts: Sequence[object]) -> None: ...
 
@@ -246,7 +305,7 @@ async def _read_requests(
     together."""
     config = host.context.config
     sock = transport.sock
-    read_now = transport.read_now
+    read_into = transport.read_into
     waiting = ReadWait(sock)
     prefix: RequestPrefix | None = None  # of the request being handled
     reserved: Reservation | None = None  # for the frame being received or handled
@@ -263,8 +322,8 @@ async def _read_requests(
                     if reserved is None:
                         return  # the broker is stopping
                 size = receive_size(decoder, reserved is not None)
-                data = read_now(size)
-                if data is None:  # nothing to read: wait for the client
+                received = read_into(decoder.fill_view(size))
+                if received is None:  # nothing to read: wait for the client
                     waiting.since = trio.current_time()
                     host.add_idle(waiting)
                     try:
@@ -279,22 +338,36 @@ async def _read_requests(
                         return
                     unyielded = 0
                     continue
-                if not data:
+                if not received:
                     return
-                unyielded += len(data)
-                decoder.receive_data(data)
+                unyielded += received
+                decoder.filled(received)
                 continue
             prefix = None  # a header that cannot be read is not the last request's
             prefix = peek_request_prefix(frame)
-            parts = await _respond(host, frame, prefix, session)
-            frame = None
+            if prefix[0] == ApiKey.PRODUCE and PRODUCE_API.supports(prefix[1]):
+                if session.authenticator is not None:
+                    _check_login(session.authenticator, prefix)
+                first = decode_request(
+                    frame, session.client_host, session.principal, session.listener_name
+                )
+                frame = None
+                answers = await _respond_produces(
+                    host, _pipelined_produces(decoder, first, session)
+                )
+            else:
+                answers = [await _respond(host, frame, prefix, session)]
+                frame = None
             if reserved is not None:  # it was this request's: reads stop at its frame's end
                 host.memory_pool.release(reserved)
                 reserved = None
-            if parts is not None:
-                if responses.full:
-                    await responses.wait_for_room()
-                responses.put(parts)
+            for parts in answers:
+                if isinstance(parts, CloseConnection):
+                    raise parts
+                if parts is not None:
+                    if responses.full:
+                        await responses.wait_for_room()
+                    responses.put(parts)
     except AuthenticationFailed as exc:
         await _refuse(host, responses, prefix, exc, peer)
     except (ProtocolError, CloseConnection) as exc:
@@ -371,13 +444,13 @@ async def _tls_handshake(tls: TlsTransport, peer: str, listener: ListenerSecurit
 async def _next_frame(transport: Transport, decoder: FrameDecoder) -> bytearray | None:
     """The next whole frame (at most ``UNRESERVED_BYTES``); None when the client leaves."""
     while (frame := decoder.next_frame()) is None:
-        data = transport.read_now(UNRESERVED_BYTES - decoder.buffered_bytes)
-        if data is None:
+        received = transport.read_into(decoder.fill_view(UNRESERVED_BYTES - decoder.buffered_bytes))
+        if received is None:
             await trio.lowlevel.wait_readable(transport.sock)
-        elif not data:
+        elif not received:
             return None
         else:
-            decoder.receive_data(data)
+            decoder.filled(received)
     return frame
 
 
@@ -516,7 +589,7 @@ async def serve_connection(
                 session.principal = tls.principal(mapper) or ANONYMOUS
             transport = tls
         responses = ResponseQueue(transport.send_parts)
-        decoder = FrameDecoder(host.context.config.socket_request_max_bytes)
+        decoder = FrameDecoder(host.context.config.socket_request_max_bytes, UNRESERVED_BYTES)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)
             try:

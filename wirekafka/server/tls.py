@@ -22,6 +22,7 @@ import ssl
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import trio
 
@@ -173,14 +174,16 @@ class TlsTransport:
             self._incoming.write(data)
             return True
 
-    def read_now(self, size: int) -> bytes | None:
-        """Up to ``size`` decrypted bytes available now; None if none yet; b"" at the end."""
+    def read_into(self, buffer: memoryview) -> int | None:
+        """Decrypted bytes available now, into ``buffer``: how many (0 at the end), or
+        None if none yet."""
         while True:
             try:
-                return self._object.read(size)
+                # with a buffer, read() fills it and returns a count (typeshed says bytes)
+                return cast(int, self._object.read(buffer.nbytes, buffer))
             except ssl.SSLWantReadError:
                 if self._closed:
-                    return b""
+                    return 0
                 try:
                     data = os.read(self._fd, RAW_RECEIVE_BYTES)
                 except BlockingIOError:
@@ -191,7 +194,7 @@ class TlsTransport:
                     continue
                 self._incoming.write(data)
             except ssl.SSLZeroReturnError:  # the client's close_notify
-                return b""
+                return 0
             except ssl.SSLError as exc:
                 raise ConnectionError(f"TLS: {exc.reason or exc}") from None
 

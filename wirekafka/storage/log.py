@@ -77,6 +77,7 @@ from wirekafka.storage.loader import is_unreadable_header, load_segments
 from wirekafka.storage.producer_state import (
     PRODUCER_ID_EXPIRATION_MS,
     Duplicate,
+    InvalidProducerBatch,
     ProducerStateTable,
 )
 from wirekafka.storage.segment import BatchPosition, LogSegment
@@ -524,6 +525,147 @@ class PartitionLog:
             AppendInfo,
             (first_offset, last_offset, now, log_start, record_count, flush_due, False),
         )
+
+    def append_many(
+        self,
+        appends: list[tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]]],
+        *,
+        leader_epoch: int | None = None,
+    ) -> list[AppendInfo | InvalidProducerBatch | StorageError]:
+        """Several appends at once, in order, as the event loop makes them: each is
+        ``(records, batches)`` as :meth:`append` takes them with ``flush_when_due``
+        and ``roll`` false, and each gets its own result: its AppendInfo, or the
+        InvalidProducerBatch or StorageError that refused it.
+
+        Appends of one batch without a producer id that follow one another are
+        written with one ``pwritev`` (group commit: the batches of pipelined
+        produce requests cost one write); an idempotent producer's batch is
+        appended on its own, after the check against its producer's state. When
+        the active segment is due to roll, the results stop at the append that
+        must wait for it: the caller runs :meth:`roll_when_due` in a worker
+        thread and passes the rest again.
+        """
+        results: list[AppendInfo | InvalidProducerBatch | StorageError] = []
+        group: list[tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]]] = []
+        for item in appends:
+            batches = item[1]
+            if len(batches) == 1 and batches[0][1].producer_id == NO_PRODUCER_ID:
+                group.append(item)
+                continue
+            if group and not self._append_group(group, leader_epoch, results):
+                return results
+            group = []
+            if not self._append_one(item, leader_epoch, results):
+                return results
+        if group:
+            self._append_group(group, leader_epoch, results)
+        return results
+
+    def _append_one(
+        self,
+        item: tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]],
+        leader_epoch: int | None,
+        results: list[AppendInfo | InvalidProducerBatch | StorageError],
+    ) -> bool:
+        """One append of :meth:`append_many`; False (nothing written) when a roll is due."""
+        try:
+            info = self.append(
+                item[0], item[1], flush_when_due=False, roll=False, leader_epoch=leader_epoch
+            )
+        except RollDue:
+            return False
+        except (InvalidProducerBatch, StorageError) as exc:
+            results.append(exc)
+            return True
+        results.append(info)
+        return True
+
+    def _append_group(
+        self,
+        group: list[tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]]],
+        leader_epoch: int | None,
+        results: list[AppendInfo | InvalidProducerBatch | StorageError],
+    ) -> bool:
+        """Write appends of one batch each, none an idempotent producer's, with one
+        write; their results go to ``results``. False when the active segment is
+        due to roll before one of them (those before it are written)."""
+        if len(group) > 1:
+            try:
+                written = self._write_group(group, leader_epoch)
+            except StorageError as exc:
+                results.extend(exc for _ in group)
+                return True
+            if written is not None:
+                results.extend(written)
+                return True
+        # one append, or a group the active segment cannot take whole: one by one
+        return all(self._append_one(item, leader_epoch, results) for item in group)
+
+    def _write_group(
+        self,
+        group: list[tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]]],
+        leader_epoch: int | None,
+    ) -> list[AppendInfo] | None:
+        """:meth:`_append_group`'s one write; None (nothing written) when the active
+        segment is empty or might roll within the group: the appends then go one by
+        one, rolling exactly where they would."""
+        lock = self._lock
+        lock.acquire()
+        try:
+            if self.offline:
+                self._check_online()
+            offsets = self._offsets
+            log_append_time = self._log_append_time
+            now = self.clock() if log_append_time else NO_TIMESTAMP
+            first_offset = next_offset = offsets.log_end
+            datas = []
+            indexed = []  # (last offset, max timestamp, its offset) of each append
+            assigned = []  # (first offset, last offset, record count) of each append
+            group_max_timestamp = NO_TIMESTAMP
+            record_count = 0
+            for data, ((position, header),) in group:
+                if leader_epoch is not None:
+                    set_partition_leader_epoch(data, position, leader_epoch)
+                set_base_offset(data, position, next_offset)
+                timestamp = header.max_timestamp
+                if log_append_time:
+                    set_log_append_time(data, position, now)
+                    timestamp = now
+                last_offset = next_offset + header.last_offset_delta
+                indexed.append((last_offset, timestamp, last_offset))
+                assigned.append((next_offset, last_offset, header.record_count))
+                datas.append(data)
+                if timestamp > group_max_timestamp:
+                    group_max_timestamp = timestamp
+                record_count += header.record_count
+                next_offset = last_offset + 1
+            segment = self._segments[-1]
+            size = sum(len(data) for data in datas)
+            if (
+                not segment.size  # its first batch sets when the segment is due to roll
+                or segment.size + size > self.config.segment_bytes
+                or self._roll_wanted
+                or segment.should_roll(size, next_offset - 1, group_max_timestamp, self.clock)
+            ):
+                return None
+            try:
+                segment.append_many(datas, indexed)
+            except OSError as exc:
+                if not is_out_of_fds(exc) and not segment.is_intact():
+                    self.offline = True  # the write could not be undone
+                raise self._fail("append", exc) from exc
+            offsets.log_end = next_offset
+            if leader_epoch is not None:
+                self.leader_epochs.assign(leader_epoch, first_offset)
+            unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+            flush_due = unflushed >= self.config.flush_interval_messages
+            log_start = offsets.log_start
+        finally:
+            lock.release()
+        return [
+            _new_append_info(AppendInfo, (first, last, now, log_start, count, flush_due, False))
+            for first, last, count in assigned
+        ]
 
     def append_as_follower(self, records: Buffer, *, roll: bool = True) -> AppendInfo:
         """Append the leader's batches as they are: a follower's copy of the log.

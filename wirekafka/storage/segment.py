@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -289,32 +289,81 @@ class LogSegment:
         On a write error the file is cut back to where it was, so what was
         already written stays as it was; the error propagates.
         """
+        position = self.size
+        size = len(data)
+        fd = self._write_fd(position + size)
+        try:
+            written = os.pwrite(fd, data, position)
+            if written < size:  # short write: go on from where it stopped
+                self._write_rest(fd, [data], written, position)
+        except OSError:
+            self._undo_write(fd, position)
+            raise
+        self._appended(position, size, last_offset, max_timestamp, offset_of_max_timestamp)
+        self.size = position + size
+
+    def append_many(self, datas: Sequence[Buffer], appends: Sequence[tuple[int, int, int]]) -> None:
+        """Write the batches of several appends with one ``pwritev``, each indexed as
+        :meth:`append` would index it: ``appends`` holds each one's last offset, max
+        timestamp and the offset of that timestamp. All of them are written or, on
+        a write error (which propagates), none."""
+        position = start = self.size
+        size = sum(len(data) for data in datas)
+        fd = self._write_fd(position + size)
+        try:
+            written = os.pwritev(fd, datas, position)
+            if written < size:
+                self._write_rest(fd, datas, written, position)
+        except OSError:
+            self._undo_write(fd, start)
+            raise
+        appended = self._appended
+        for data, (last_offset, max_timestamp, offset_of_max) in zip(datas, appends, strict=True):
+            data_size = len(data)
+            appended(position, data_size, last_offset, max_timestamp, offset_of_max)
+            position += data_size
+        self.size = position
+
+    def _write_fd(self, end: int) -> int:
+        """The descriptor to append with, its file grown to hold ``end`` bytes."""
         assert self._writable, "append to a closed segment"
         writer = self._file
         if writer is None:
             writer = self._reopen()  # after the file cache took it: nothing is written yet
         else:
             self.file_used = True
-        position = self.size
-        size = len(data)
         fd = writer.fd
-        if position + size > self._allocated_end:
-            self._preallocate(fd, position + size)
-        try:
-            written = os.pwrite(fd, data, position)
-            if written < size:  # short write: go on from where it stopped
-                view = memoryview(data)
-                while written < size:
-                    written += os.pwrite(fd, view[written:], position + written)
-        except OSError:
-            with contextlib.suppress(OSError):  # is_intact() tells whether this worked
-                os.ftruncate(fd, position)
-                self._allocated_end = position
-            raise
+        if end > self._allocated_end:
+            self._preallocate(fd, end)
+        return fd
+
+    @staticmethod
+    def _write_rest(fd: int, datas: Sequence[Buffer], written: int, position: int) -> None:
+        """Finish a write of ``datas`` from ``position`` that stopped after ``written`` bytes."""
+        views = [memoryview(data) for data in datas]
+        while True:
+            while views and written >= views[0].nbytes:
+                written -= views[0].nbytes
+                position += views.pop(0).nbytes
+            if not views:
+                return
+            if written:
+                views[0] = views[0][written:]
+                position += written
+            written = os.pwritev(fd, views, position)
+
+    def _undo_write(self, fd: int, position: int) -> None:
+        with contextlib.suppress(OSError):  # is_intact() tells whether this worked
+            os.ftruncate(fd, position)
+            self._allocated_end = position
+
+    def _appended(
+        self, position: int, size: int, last_offset: int, max_timestamp: int, offset_of_max: int
+    ) -> None:
+        """Index the batches of ``size`` bytes just written at ``position``."""
         if self.rolling_timestamp is None:
             self.rolling_timestamp = max_timestamp
-        self._track(position, size, last_offset, max_timestamp, offset_of_max_timestamp)
-        self.size = position + size
+        self._track(position, size, last_offset, max_timestamp, offset_of_max)
         last_offsets, positions = self._recent_last_offsets, self._recent_positions
         last_offsets.append(last_offset)
         positions.append(position)

@@ -122,6 +122,14 @@ def read_response_header(reader: Reader, header_version: int) -> ResponseHeader:
     return ResponseHeader(correlation_id)
 
 
+def response_header_bytes(correlation_id: int, header_version: int) -> bytes:
+    """A response header, v0 or v1 (with an empty tagged-field section), encoded."""
+    return _RESPONSE_HEADERS[header_version].pack(correlation_id)
+
+
+_RESPONSE_HEADERS = (struct.Struct(">i"), struct.Struct(">ix"))  # v0; v1: no tagged fields
+
+
 def write_response_header(writer: Writer, header: ResponseHeader, header_version: int) -> None:
     writer.int32(header.correlation_id)
     if header_version >= 1:

@@ -21,9 +21,9 @@ from wirekafka.protocol.headers import (
     read_response_header,
     read_usual_header,
     request_header_version,
+    response_header_bytes,
     response_header_version,
     write_request_header,
-    write_response_header,
 )
 from wirekafka.protocol.primitives import Buffer, Reader, Writer
 
@@ -137,11 +137,12 @@ def encode_request(header: RequestHeader, body: Any) -> bytes:
 
 
 def _response_writer(api_key: int, api_version: int, correlation_id: int, body: Any) -> Writer:
-    api, _, _, header_version, write = _served_version(api_key, api_version)
+    served = _served.get((api_key, api_version)) or _served_version(api_key, api_version)
+    api, _, _, header_version, write = served
     if not isinstance(body, api.response):
         raise TypeError(f"{type(body).__name__} is not a {api.response.__name__}")
     writer = Writer()
-    write_response_header(writer, ResponseHeader(correlation_id), header_version)
+    writer.raw(response_header_bytes(correlation_id, header_version))
     write(writer, body)
     return writer
 

@@ -42,9 +42,11 @@ large batch does not hold up other clients).
 
 from __future__ import annotations
 
+import re
 import struct
 import time
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.primitives import Buffer
@@ -173,9 +175,9 @@ class _RecordWalk:
         self.needed = 0  # how many bytes that record takes, when its length is known
         self.probe_at = 0  # the record index from which runs are looked for again
         self.backoff = 1
-        # A batch whose records all have the first one's layout: its record size,
-        # layout and first record (see _uniform_batch)
-        self.uniform: tuple[int, Layout, bytes] | None = None
+        # A batch whose records all have the first one's layout: that layout and
+        # the first record (see _uniform_check)
+        self.uniform: tuple[Layout, bytes] | None = None
 
     def feed(self, chunk: Buffer) -> None:
         joined = self.carry.join(chunk)
@@ -331,11 +333,9 @@ class _RecordWalk:
                         value_at - pos, value_end - pos, at - pos,
                     )  # fmt: skip
                     layout = _layout(offsets)
-                    run = _run_length(
-                        buf, record_end, end, index, count - index, size, layout, buf, pos
-                    )
+                    run = _run_length(buf, record_end, end, index, count - index, size, layout)
                     if index == 1 and run == count - 1 and final:  # the whole batch, one layout
-                        self.uniform = (size, layout, buf[:size])
+                        self.uniform = (layout, buf[:size])
                 pos = record_end
                 if run:
                     delta = _largest_delta(buf, pos, run, size, layout[0], layout[1])
@@ -425,19 +425,10 @@ def _leading_equal(found: bytes, expected: bytes) -> int:
 
 
 def _run_length(
-    buf: bytes,
-    pos: int,
-    end: int,
-    index: int,
-    left: int,
-    size: int,
-    layout: Layout,
-    template: bytes,
-    template_at: int,
+    buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout
 ) -> int:
     """How many records from ``pos`` (the ``index``-th record on, ``left`` still
-    to come) repeat the layout of the one of ``size`` bytes at ``template_at`` in
-    ``template`` (the record before them, or one of an earlier batch).
+    to come) repeat the layout of the one of ``size`` bytes just before it.
 
     Every condition is checked on a strided slice (one byte of every record)
     and gives how many records in a row meet it; the run is the shortest of
@@ -453,9 +444,10 @@ def _run_length(
     if run < _MIN_RUN:
         return 0
     stop = pos + run * size
+    template = pos - size
     for at in shared:  # bytes every record repeats: lengths, header count
         column = buf[pos + at : stop : size]
-        byte = template[template_at + at]
+        byte = buf[template + at]
         if column.count(byte) != run:
             run = _leading_equal(column, bytes((byte,)) * run)
             if run < _MIN_RUN:
@@ -540,28 +532,79 @@ def _largest_delta(
     return (raw >> 1) ^ -(raw & 1)
 
 
+class _UniformBatch(NamedTuple):
+    """How to check a batch whose records all have one layout (see :func:`_uniform_batch`)."""
+
+    records: re.Pattern[bytes]  # matches all of them: every byte but the offset deltas'
+    size: int  # of each record
+    offset_deltas: tuple[tuple[int, bytes], ...]  # (place in a record, the column expected)
+    timestamp_at: int
+    timestamp_width: int
+
+
 # Batches whose records all have one layout, as a producer's batches mostly do, by
-# their records' total size, count and whether keys were required: the record
-# size, layout and a record of that layout (see _uniform_batch).
-# What they keep is bounded: at most 256 records of up to 4 KiB (larger records
-# cost little more to read field by field than their bytes cost anyway).
-_uniform_batches: dict[tuple[int, int, bool], tuple[int, Layout, bytes]] = {}
+# their records' total size, count and whether keys were required. What they keep
+# is bounded: at most 256 layouts of records up to 4 KiB (larger records cost
+# little more to read field by field than their bytes cost anyway).
+_uniform_batches: dict[tuple[int, int, bool], _UniformBatch] = {}
 _MAX_UNIFORM_BATCHES = 256
 _MAX_UNIFORM_RECORD_BYTES = 4096
 
 
-def _uniform_batch(
-    records: bytes, count: int, span: int | None, size: int, layout: Layout, template: bytes
-) -> bool:
-    """Whether the ``count`` records of a batch all have the layout of ``template``, a
-    record of ``size`` bytes an earlier batch of the same size and count held, and
-    the largest timestamp delta among them is ``span`` (None: not checked). Each
-    is then checked as the walk checks the records of a run after the one it read
-    (:func:`_run_length`), without reading the first one field by field; False
-    leaves the batch to the walk, which says what is wrong, if anything."""
-    if _run_length(records, 0, len(records), 0, count, size, layout, template, 0) != count:
+def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch:
+    """The check of a batch of ``count`` records of the layout of ``template``, a record
+    the walk read: a regular expression with the bytes every record repeats (its
+    lengths and header count) as they are in ``template``, the attributes byte and
+    the timestamp delta's continuation bits as byte classes, any byte elsewhere
+    (key, value, offset delta); and the offset deltas' columns as they must be."""
+    timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
+    last_timestamp_byte = timestamp_at + timestamp_width - 1
+    repeated = set(shared)
+    pieces = []
+    free = 0  # bytes any byte may fill, not yet in the expression
+    for at in range(len(template)):
+        if at in repeated:
+            piece = re.escape(template[at : at + 1])
+        elif at == timestamp_at - 1 or at == last_timestamp_byte:  # attributes; last group
+            piece = rb"[\x00-\x7f]"
+        elif timestamp_at <= at < last_timestamp_byte:  # more groups follow
+            piece = rb"[\x80-\xff]"
+        else:
+            free += 1
+            continue
+        if free:
+            pieces.append(b".{%d}" % free)
+            free = 0
+        pieces.append(piece)
+    if free:
+        pieces.append(b".{%d}" % free)
+    record = b"".join(pieces)
+    deltas = _delta_table(delta_width)
+    return _UniformBatch(
+        re.compile(b"(?:%s){%d}" % (record, count), re.DOTALL),
+        len(template),
+        tuple((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
+        timestamp_at,
+        timestamp_width,
+    )
+
+
+def _uniform_batch(records: bytes, count: int, span: int | None, check: _UniformBatch) -> bool:
+    """Whether the ``count`` records of a batch all have the layout of a record of an
+    earlier batch of the same size and count (``check``, from :func:`_uniform_check`),
+    with their offset deltas in place, and the largest timestamp delta among them
+    is ``span`` (None: not checked): each record then parses, as the walk would
+    find, without its first one read field by field. False leaves the batch to
+    the walk, which says what is wrong, if anything."""
+    if check.records.fullmatch(records) is None:
         return False
-    return span is None or _largest_delta(records, 0, count, size, layout[0], layout[1]) == span
+    size = check.size
+    for at, expected in check.offset_deltas:
+        if records[at::size] != expected:
+            return False
+    return span is None or (
+        _largest_delta(records, 0, count, size, check.timestamp_at, check.timestamp_width) == span
+    )
 
 
 class BatchCheck:
@@ -649,15 +692,15 @@ def start_check(
         span = timestamp_span(header)
         key = (len(records), count, keys_required)
         known = _uniform_batches.get(key)
-        if known is not None and _uniform_batch(records, count, span, *known):
+        if known is not None and _uniform_batch(records, count, span, known):
             return None
         walk = _RecordWalk(count, keys_required, span)
         walk.whole(records)
         uniform = walk.uniform
-        if uniform is not None and uniform[0] <= _MAX_UNIFORM_RECORD_BYTES:
+        if uniform is not None and len(uniform[1]) <= _MAX_UNIFORM_RECORD_BYTES:
             if len(_uniform_batches) >= _MAX_UNIFORM_BATCHES:
                 _uniform_batches.clear()
-            _uniform_batches[key] = uniform
+            _uniform_batches[key] = _uniform_check(uniform[1], uniform[0], count)
         return None
     check = BatchCheck(
         batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes

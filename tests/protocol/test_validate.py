@@ -367,60 +367,85 @@ def refused_small(batch: bytes, **kwargs: bool) -> InvalidRecords:
 
 
 def layout_seen(count: int) -> list[bytes]:
-    """Records of one layout, after a batch of them, of their size and count, passed."""
+    """Records of one layout, after batches of them, of their size and count, passed
+    (a small batch's layout is taken for the next one of its size and count)."""
     records = uniform(count, size=50)
+    check_small(batch_of(b"".join(records), count))
     check_small(batch_of(b"".join(records), count))
     return records
 
 
 @pytest.mark.parametrize("fault", RUN_FAULTS)
-@pytest.mark.parametrize("victim", [0, 1, 25, 49])
+@pytest.mark.parametrize(
+    ("count", "victim"), [(1, 0), (3, 0), (3, 2), (50, 0), (50, 1), (50, 25), (50, 49)]
+)
 def test_a_batch_of_a_layout_seen_before_is_checked_in_every_record(
-    fault: str, victim: int
+    fault: str, count: int, victim: int
 ) -> None:
-    records = layout_seen(50)
+    records = layout_seen(count)
     broken = bytearray(records[victim])
     broken[field_at(records[victim], fault)] ^= (
         0x80 if fault in ("attributes", "timestamp") else 0x02
     )
     records[victim] = bytes(broken)
-    batch = batch_of(b"".join(records), 50)
-    assert len(batch) == len(batch_of(b"".join(uniform(50, size=50)), 50))  # same key
+    batch = batch_of(b"".join(records), count)
+    assert len(batch) == len(batch_of(b"".join(uniform(count, size=50)), count))  # same key
     error = refused_small(batch)
     assert error.error_code == ErrorCode.INVALID_RECORD
     assert f"record {victim}" in str(error) or "past the batch's base" in str(error)
 
 
-def test_a_batch_of_the_same_size_and_count_in_another_layout_passes() -> None:
-    layout_seen(50)
+@pytest.mark.parametrize("count", [3, 50])
+def test_a_batch_of_the_same_size_and_count_in_another_layout_passes(count: int) -> None:
+    layout_seen(count)
     # the same record size, the bytes split otherwise between key and value
     others = [
         record_bytes(i, key=b"key12", value=bytes([i]) * 49, timestamp_delta=i // 3)
-        for i in range(50)
+        for i in range(count)
     ]
-    assert b"".join(others) != b"".join(uniform(50, size=50))
-    assert len(b"".join(others)) == len(b"".join(uniform(50, size=50)))
-    check_small(batch_of(b"".join(others), 50))
+    assert b"".join(others) != b"".join(uniform(count, size=50))
+    assert len(b"".join(others)) == len(b"".join(uniform(count, size=50)))
+    check_small(batch_of(b"".join(others), count))
     # and records of varying sizes adding up to the same
     varying = [
         record_bytes(i, key=b"key1", value=bytes([i]) * (50 + (1 if i % 2 else -1)))
-        for i in range(50)
+        for i in range(count - 1)
     ]
-    assert len(b"".join(varying)) == len(b"".join(uniform(50, size=50)))
-    check_small(batch_of(b"".join(varying), 50))
+    varying.append(record_bytes(count - 1, key=b"key1", value=b"x" * (50 + (count - 1) % 2)))
+    assert len(b"".join(varying)) == len(b"".join(uniform(count, size=50)))
+    check_small(batch_of(b"".join(varying), count))
 
 
-def test_a_batch_of_a_layout_seen_before_must_give_its_max_timestamp() -> None:
-    records = layout_seen(50)
-    largest = 49 // 3
-    check_small(batch_of(b"".join(records), 50, max_timestamp_delta=largest))
+@pytest.mark.parametrize("count", [3, 50])
+def test_a_batch_of_a_layout_seen_before_must_give_its_max_timestamp(count: int) -> None:
+    records = layout_seen(count)
+    largest = (count - 1) // 3
+    check_small(batch_of(b"".join(records), count, max_timestamp_delta=largest))
     for wrong in (largest - 1, largest + 1):
-        error = refused_small(batch_of(b"".join(records), 50, max_timestamp_delta=wrong))
+        error = refused_small(batch_of(b"".join(records), count, max_timestamp_delta=wrong))
         assert f"reach {largest} ms past" in str(error)
 
 
-def test_a_layout_seen_without_keys_is_refused_where_keys_are_required() -> None:
-    records = uniform(50, size=50, key=None)
-    check_small(batch_of(b"".join(records), 50))
-    error = refused_small(batch_of(b"".join(records), 50), keys_required=True)
+@pytest.mark.parametrize("count", [3, 50])
+def test_a_layout_seen_without_keys_is_refused_where_keys_are_required(count: int) -> None:
+    records = uniform(count, size=50, key=None)
+    for _ in range(2):
+        check_small(batch_of(b"".join(records), count))
+    error = refused_small(batch_of(b"".join(records), count), keys_required=True)
     assert "record 0" in str(error)
+
+
+@pytest.mark.parametrize("width", [2, 3, 4, 5])
+def test_batches_with_offset_deltas_wider_than_they_need_pass_again_and_again(width: int) -> None:
+    # a varint may be wider than it must (Kafka's reader takes up to five bytes)
+    def wide(offset_delta: int) -> bytes:
+        record = bytearray(record_bytes(offset_delta, key=b"k", value=b"v" * 20))
+        groups = [0x80 | (offset_delta * 2)] + [0x80] * (width - 2) + [0x00]
+        record[3:4] = bytes(groups)  # after the length, attributes and timestamp delta
+        record[0] += 2 * (width - 1)  # the length (a one-byte zigzag varint) grows as much
+        return bytes(record)
+
+    for count in (2, 12):
+        records = b"".join(wide(i) for i in range(count))
+        for _ in range(3):
+            check_small(batch_of(records, count))

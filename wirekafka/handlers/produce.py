@@ -87,17 +87,13 @@ def _refuse(index: int, code: ErrorCode, message: str | None = None) -> Partitio
     )
 
 
-def _read_batches(data: bytearray | memoryview) -> list[tuple[int, BatchHeader]]:
-    try:
-        return batches_of(data)
-    except ProtocolError as exc:
-        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
-
-
 def _check_batches(
     data: bytearray | memoryview, version: int, max_message_bytes: int
 ) -> list[tuple[int, BatchHeader]]:
-    batches = _read_batches(data)
+    try:
+        batches = batches_of(data)
+    except ProtocolError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from exc
     if len(batches) > 1 and version >= FIRST_BATCH_ONLY_VERSION:
         raise _Refused(
             ErrorCode.INVALID_RECORD,
@@ -205,10 +201,12 @@ def _check_records(
     unfinished, to finish in a worker thread."""
     unfinished = []
     deadline = time.perf_counter() + INLINE_SECONDS
+    view = memoryview(payload)
+    single = len(batches) == 1  # as from Produce v3 on: the batch is all of the payload
     for position, header in batches:
         try:
             check = start_check(
-                memoryview(payload)[position : position + header.size_bytes],
+                view if single else view[position : position + LOG_OVERHEAD + header.batch_length],
                 header,
                 keys_required=keys_required,
                 max_inflated_bytes=max_inflated_bytes,

@@ -428,7 +428,12 @@ class PartitionLog:
         Raises ProtocolError when the data is not whole magic-2 batches,
         StorageError on a disk error.
         """
-        data = records if type(records) is bytearray else _writable(records)
+        data = (
+            records
+            if type(records) is bytearray
+            or (type(records) is memoryview and not records.readonly)  # a frame's
+            else _writable(records)
+        )
         summary = None  # of the one batch that is all of ``data``, read without its header
         producer_batch = None  # the header of an idempotent producer's batch
         if batches is None:
@@ -546,6 +551,9 @@ class PartitionLog:
         thread and passes the rest again.
         """
         results: list[AppendInfo | InvalidProducerBatch | StorageError] = []
+        if len(appends) == 1:  # one partition of a request: as it comes
+            self._append_one(appends[0], leader_epoch, results)
+            return results
         group: list[tuple[bytearray | memoryview, list[tuple[int, BatchHeader]]]] = []
         for item in appends:
             batches = item[1]

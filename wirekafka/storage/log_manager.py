@@ -234,8 +234,8 @@ class LogManager:
         return list(self._snapshot().values())
 
     def get_log(self, topic: str, partition: int) -> PartitionLog | None:
-        with self._lock:
-            return self._logs.get((topic, partition))
+        # one dict lookup, atomic: no lock (this runs for every produce and fetch)
+        return self._logs.get((topic, partition))
 
     @blocking
     def get_or_create_log(

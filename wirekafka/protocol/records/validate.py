@@ -56,7 +56,7 @@ from wirekafka.protocol.records.compression import (
     compression_of,
     iter_decompressed,
 )
-from wirekafka.protocol.records.record import TIMESTAMP_TYPE_BIT
+from wirekafka.protocol.records.record import LOG_OVERHEAD, TIMESTAMP_TYPE_BIT
 from wirekafka.protocol.records.record_batch import HEADER_BYTES, BatchHeader, RecordCarry
 
 CHUNK_BYTES = 256 * 1024
@@ -161,7 +161,7 @@ class _RecordWalk:
     """Checks the records of one batch as their bytes arrive, chunk by chunk."""
 
     __slots__ = (
-        "backoff", "carry", "count", "index", "keys_required", "max_delta", "needed",
+        "backoff", "carry", "count", "first", "index", "keys_required", "max_delta", "needed",
         "probe_at", "timestamp_span", "uniform",
     )  # fmt: skip
 
@@ -178,6 +178,9 @@ class _RecordWalk:
         # A batch whose records all have the first one's layout: that layout and
         # the first record (see _uniform_check)
         self.uniform: tuple[Layout, bytes] | None = None
+        # A batch of fewer records, read one by one: its first record's fields
+        # (offsets as _layout takes them) and size, if it has no headers
+        self.first: tuple[tuple[int, ...], int] | None = None
 
     def feed(self, chunk: Buffer) -> None:
         joined = self.carry.join(chunk)
@@ -321,6 +324,12 @@ class _RecordWalk:
                     _headers(buf, at, body, record_end, index)
                 index += 1
                 if index < probe_at or count - index < _MIN_RUN:
+                    if index == 1 and final and not headers:  # a small batch's first record
+                        self.first = (
+                            (body - pos, delta_at - pos, key_at - pos, key_end - pos,
+                             value_at - pos, value_end - pos, at - pos),
+                            record_end - pos,
+                        )  # fmt: skip
                     pos = record_end
                     continue
                 # A run repeats this record's layout: the next record must have its
@@ -546,7 +555,7 @@ class _UniformBatch(NamedTuple):
 # their records' total size, count and whether keys were required. What they keep
 # is bounded: at most 256 layouts of records up to 4 KiB (larger records cost
 # little more to read field by field than their bytes cost anyway).
-_uniform_batches: dict[tuple[int, int, bool], _UniformBatch] = {}
+_uniform_batches: dict[tuple[int, int, bool], _UniformBatch | None] = {}
 _MAX_UNIFORM_BATCHES = 256
 _MAX_UNIFORM_RECORD_BYTES = 4096
 
@@ -587,6 +596,25 @@ def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch
         timestamp_at,
         timestamp_width,
     )
+
+
+def _checkable(layout: Layout, template: bytes) -> bool:
+    """Whether batches of records of ``layout`` can be checked as one (see
+    :func:`_uniform_check`): records up to 4 KiB whose offset and timestamp deltas
+    are as wide as a run's may be (a client may write a varint wider than it must)."""
+    _, timestamp_width, _, delta_width, _ = layout
+    return (
+        len(template) <= _MAX_UNIFORM_RECORD_BYTES
+        and delta_width <= len(_OFFSET_DELTA_LIMITS)
+        and timestamp_width <= _MAX_RUN_TIMESTAMP_WIDTH
+    )
+
+
+def _remember_uniform(key: tuple[int, int, bool], check: _UniformBatch | None) -> None:
+    """Keep ``check`` for the batches of ``key``; None: one such batch was seen."""
+    if len(_uniform_batches) >= _MAX_UNIFORM_BATCHES:
+        _uniform_batches.clear()
+    _uniform_batches[key] = check
 
 
 def _uniform_batch(records: bytes, count: int, span: int | None, check: _UniformBatch) -> bool:
@@ -686,21 +714,34 @@ def start_check(
     A small uncompressed batch (one chunk), most of what producers send, is
     checked at once, without a :class:`BatchCheck`.
     """
-    if not header.attributes & COMPRESSION_MASK and header.size_bytes - HEADER_BYTES <= CHUNK_BYTES:
-        records = bytes(memoryview(batch)[HEADER_BYTES : header.size_bytes])
+    attributes = header.attributes
+    payload_bytes = header.batch_length - (HEADER_BYTES - LOG_OVERHEAD)
+    if not attributes & COMPRESSION_MASK and payload_bytes <= CHUNK_BYTES:
+        # every produced batch of most producers: no helpers, fields read once
+        records = bytes(memoryview(batch)[HEADER_BYTES : HEADER_BYTES + payload_bytes])
         count = header.record_count
-        span = timestamp_span(header)
-        key = (len(records), count, keys_required)
+        span = (
+            None
+            if attributes & TIMESTAMP_TYPE_BIT
+            else header.max_timestamp - header.base_timestamp
+        )
+        key = (payload_bytes, count, keys_required)
         known = _uniform_batches.get(key)
         if known is not None and _uniform_batch(records, count, span, known):
             return None
         walk = _RecordWalk(count, keys_required, span)
         walk.whole(records)
         uniform = walk.uniform
-        if uniform is not None and len(uniform[1]) <= _MAX_UNIFORM_RECORD_BYTES:
-            if len(_uniform_batches) >= _MAX_UNIFORM_BATCHES:
-                _uniform_batches.clear()
-            _uniform_batches[key] = _uniform_check(uniform[1], uniform[0], count)
+        first = walk.first
+        if uniform is None and first is not None and first[1] * count == len(records):
+            # A small batch whose records may all have the first one's layout: taken
+            # for one when a batch of its size and count comes again.
+            if key in _uniform_batches:
+                uniform = _layout(first[0]), records[: first[1]]
+            else:
+                _remember_uniform(key, None)
+        if uniform is not None and _checkable(*uniform):
+            _remember_uniform(key, _uniform_check(uniform[1], uniform[0], count))
         return None
     check = BatchCheck(
         batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes

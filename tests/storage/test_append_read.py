@@ -360,8 +360,9 @@ def test_spans_are_file_descriptors_for_sendfile(tmp_path):
 
 def test_recent_appends_find_the_batches_the_offset_index_finds(tmp_path):
     """The active segment keeps where its latest appends went, so a consumer reading
-    along finds its batch without reading headers from the index entry on; every
-    offset is found in the batch the index path finds, for appends of one batch
+    along finds its batch, and the end of what it may be sent, without reading
+    headers from the index entry on; every offset is found in the batch the index
+    path finds, and every byte budget ends where it ends, for appends of one batch
     and of several, after more appends than it keeps, after a cut and a roll."""
     log = new_log(tmp_path, LogConfig(segment_bytes=1 << 20, index_interval_bytes=4096))
 
@@ -372,6 +373,15 @@ def test_recent_appends_find_the_batches_the_offset_index_finds(tmp_path):
                 return batch
         return None
 
+    def boundary_by_index(segment, limit, start):
+        _, position = segment.offset_index.lookup_position(limit)
+        position = max(position, start)
+        for batch in segment.batches_from(position, limit):
+            if batch.position + batch.header.size_bytes > limit:
+                break
+            position = batch.position + batch.header.size_bytes
+        return position
+
     def check_every_offset():
         (segment,) = log.segments
         for offset in range(log.log_end_offset + 3):
@@ -379,6 +389,14 @@ def test_recent_appends_find_the_batches_the_offset_index_finds(tmp_path):
         for batch in segment.batches_from(0):  # a later start, as a high watermark search
             end = batch.header.last_offset + 1
             assert segment.find_batch(end, batch.position) == by_index(segment, end, batch.position)
+        # and the last boundary at or below each byte (a fetch's budget) is the walk's
+        starts = [batch.position for batch in segment.batches_from(0)]
+        for limit in range(0, segment.size + 1, 37):
+            for start in (0, starts[len(starts) // 2]):
+                if start <= limit:
+                    assert segment.boundary_at_or_below(limit, start) == boundary_by_index(
+                        segment, limit, start
+                    ), (limit, start)
 
     for i in range(200):  # more appends than the segment keeps the place of
         data = make_batch(i, records=1 + i % 4)

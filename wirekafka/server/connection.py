@@ -46,7 +46,7 @@ from wirekafka.security.principal import ANONYMOUS
 from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.server.authentication import SASL_APIS, AuthenticationFailed, SaslAuthenticator
 from wirekafka.server.memory_pool import MemoryPool, Reservation
-from wirekafka.server.sending import ResponseQueue, send_parts
+from wirekafka.server.sending import ResponseQueue, send_parts, send_ready
 from wirekafka.server.tls import TlsHandshakeError, TlsTransport
 
 log = logging.getLogger("wirekafka.server")
@@ -279,6 +279,10 @@ class PlainTransport:
     async def send_parts(self, parts: Sequence[object]) -> None:
         await send_parts(self.sock, parts)
 
+    def send_ready(self, parts: Sequence[object]) -> list[object]:
+        """Send as much of ``parts`` as the socket takes now; what is left."""
+        return send_ready(self._fd, parts)
+
 
 class Transport(Protocol):
     """Reads and writes of a connection's Kafka bytes: plain, or through TLS."""
@@ -288,6 +292,10 @@ class Transport(Protocol):
     def read_into(self, buffer: memoryview) -> int | None: ...
 
     async def send_parts(self, parts: Sequence[object]) -> None: ...
+
+    @property
+    def send_ready(self) -> Callable[[Sequence[object]], list[object]] | None:
+        """Sends what the connection takes now, returning the rest; None if it cannot."""
 
 
 async def _read_requests(
@@ -315,15 +323,18 @@ async def _read_requests(
             frame = decoder.next_frame()
             if frame is None:
                 if unyielded >= YIELD_AFTER_BYTES:
+                    responses.kick()
                     await trio.lowlevel.checkpoint()  # the writer sends what was answered
                     unyielded = 0
                 if reserved is None and (wanted := needs_reservation(decoder)) is not None:
+                    responses.kick()
                     reserved = await _wait_for_room(host, wanted)
                     if reserved is None:
                         return  # the broker is stopping
                 size = receive_size(decoder, reserved is not None)
                 received = read_into(decoder.fill_view(size))
-                if received is None:  # nothing to read: wait for the client
+                if received is None:  # nothing to read: answer, and wait for the client
+                    responses.send_now()
                     waiting.since = trio.current_time()
                     host.add_idle(waiting)
                     try:
@@ -345,6 +356,8 @@ async def _read_requests(
                 continue
             prefix = None  # a header that cannot be read is not the last request's
             prefix = peek_request_prefix(frame)
+            if responses.holding:  # the handler may wait: what came before goes meanwhile
+                responses.kick()
             if prefix[0] == ApiKey.PRODUCE and PRODUCE_API.supports(prefix[1]):
                 if session.authenticator is not None:
                     _check_login(session.authenticator, prefix)
@@ -367,7 +380,7 @@ async def _read_requests(
                 if parts is not None:
                     if responses.full:
                         await responses.wait_for_room()
-                    responses.put(parts)
+                    responses.hold(parts)
     except AuthenticationFailed as exc:
         await _refuse(host, responses, prefix, exc, peer)
     except (ProtocolError, CloseConnection) as exc:
@@ -588,7 +601,7 @@ async def serve_connection(
                 mapper = host.principal_mappers[listener.listener_name]
                 session.principal = tls.principal(mapper) or ANONYMOUS
             transport = tls
-        responses = ResponseQueue(transport.send_parts)
+        responses = ResponseQueue(transport.send_parts, transport.send_ready)
         decoder = FrameDecoder(host.context.config.socket_request_max_bytes, UNRESERVED_BYTES)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, responses, nursery.cancel_scope, peer)

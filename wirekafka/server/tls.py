@@ -20,7 +20,7 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -173,6 +173,9 @@ class TlsTransport:
                 return False
             self._incoming.write(data)
             return True
+
+    # The reader does not send: records are encrypted by the writer alone.
+    send_ready: Callable[[Sequence[object]], list[object]] | None = None
 
     def read_into(self, buffer: memoryview) -> int | None:
         """Decrypted bytes available now, into ``buffer``: how many (0 at the end), or

@@ -543,9 +543,17 @@ class LogSegment:
         return None
 
     def boundary_at_or_below(self, limit: int, start_position: int) -> int:
-        """The last batch boundary at or below ``limit``, not before ``start_position``."""
-        _, indexed = self.offset_index.lookup_position(limit)
-        position = max(indexed, start_position)
+        """The last batch boundary at or below ``limit``, not before ``start_position``.
+
+        The headers are read from the last boundary known below ``limit``: the
+        start of the last recent append there (see :meth:`find_batch`), else the
+        offset index's entry."""
+        positions = self._recent_positions
+        if positions and positions[0] <= limit:
+            known = positions[bisect.bisect_right(positions, limit) - 1]
+        else:
+            known = self.offset_index.lookup_position(limit)[1]
+        position = max(known, start_position)
         for batch in self.batches_from(position, limit):
             next_position = batch.position + batch.header.size_bytes
             if next_position > limit:

@@ -85,6 +85,8 @@ def die_with_parent() -> None:
 class ApacheKafka:
     """One Apache Kafka node (``process.roles=broker,controller``); a context manager."""
 
+    DATA = "data"  # its log.dirs, in its directory
+
     def __init__(
         self,
         overrides: Mapping[str, str] | None = None,
@@ -155,7 +157,7 @@ class ApacheKafka:
         config.write_text(
             "".join(
                 f"{k}={v}\n"
-                for k, v in self.properties(directory / "data", controller_port).items()
+                for k, v in self.properties(directory / self.DATA, controller_port).items()
             )
         )
         log_config = directory / "log4j2.properties"

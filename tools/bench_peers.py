@@ -139,6 +139,9 @@ RSS_TOPIC_CONFIGS = {
     "file.delete.delay.ms": "0",
 }
 LOAD_HEAP = "-Xmx512m"
+# A deleted topic's files go within the next second (Kafka's key; wirekafka reads it
+# too). Not 0: Kafka's deleter would then look again at once, without end.
+DELETE_DELAY_OVERRIDES = {"log.segment.delete.delay.ms": "100"}
 STATS_MS = "100"  # librdkafka statistics interval: requests are counted from the last
 PRODUCED = re.compile(r"delivered .* in \d+ms: (\d+) msgs/s and ([\d.]+) MB/s")
 CONSUMED = re.compile(r"consumed in \d+ms: (\d+) msgs/s \(([\d.]+) MB/s\)")
@@ -240,7 +243,14 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float) -> None
 class AdminPeer:
     """A broker (or a cluster) serving CreateTopics and DeleteTopics (wirekafka,
     Apache Kafka); ``data_dir``: its ``log.dirs``, where it is one wirekafka;
-    ``replication_factor``: of the topics it serves."""
+    ``replication_factor``: of the topics it serves; ``log_dir``: where its
+    partitions' directories are, where it is one broker (wirekafka or Kafka).
+
+    A run's topic is deleted after it, and the next run begins once the broker
+    has removed its files (both brokers are started with
+    :data:`DELETE_DELAY_OVERRIDES`): a deletion left for later (Kafka's and
+    wirekafka's default wait a minute) would unlink a run's gigabyte in the
+    middle of another run, on the CPU measured there."""
 
     def __init__(
         self,
@@ -249,9 +259,19 @@ class AdminPeer:
         pids: Pids,
         data_dir: Path | None = None,
         replication_factor: int = 1,
+        log_dir: Path | None = None,
     ) -> None:
         self.name, self.bootstrap, self.pids, self.data_dir = name, bootstrap, pids, data_dir
         self.replication_factor = replication_factor
+        self.log_dir = log_dir if log_dir is not None else data_dir
+
+    def removed(self, topic: str) -> bool:
+        """Whether no directory of ``topic``'s partitions is left in the log dir (none
+        to look at: True)."""
+        if self.log_dir is None:
+            return True
+        pattern = re.compile(rf"{re.escape(topic)}-\d+($|[.-])")
+        return not any(pattern.match(entry.name) for entry in self.log_dir.iterdir())
 
     def ready(self, admin: AdminClient, topic: str, partitions: int) -> bool:
         """Whether each of the ``partitions`` of ``topic`` has a leader and every
@@ -285,6 +305,7 @@ class AdminPeer:
         finally:
             for future in admin.delete_topics([topic]).values():
                 future.result(TOPIC_TIMEOUT_S)
+            wait_for(lambda: self.removed(topic), f"{topic}'s files to go", TOPIC_TIMEOUT_S)
 
 
 @contextlib.contextmanager
@@ -294,7 +315,9 @@ def wirekafka_peer(
     """wirekafka from the checkout ``tree`` (this one, or a baseline to compare with),
     with more broker keys ``overrides`` (its first listener must be PLAINTEXT)."""
     with tempfile.TemporaryDirectory(prefix="wirekafka-bench-") as data_dir:
-        process, port = start_wirekafka(tree, Path(data_dir), overrides)
+        process, port = start_wirekafka(
+            tree, Path(data_dir), {**DELETE_DELAY_OVERRIDES, **(overrides or {})}
+        )
         try:
             yield AdminPeer(name, f"127.0.0.1:{port}", (process.pid,), Path(data_dir))
         finally:
@@ -304,8 +327,10 @@ def wirekafka_peer(
 @contextlib.contextmanager
 def apache_kafka_peer(kafka: ApacheKafka | None = None) -> Iterator[AdminPeer]:
     """``kafka`` (by default one node of Kafka's defaults), started and stopped."""
-    with kafka or ApacheKafka() as running:
-        yield AdminPeer("Apache Kafka", running.bootstrap, (running.pid,))
+    with kafka or ApacheKafka(DELETE_DELAY_OVERRIDES) as running:
+        assert running.directory is not None
+        log_dir = running.directory / ApacheKafka.DATA
+        yield AdminPeer("Apache Kafka", running.bootstrap, (running.pid,), log_dir=log_dir)
 
 
 class MockPeer:

@@ -46,6 +46,7 @@ from pathlib import Path
 from interop_tests.security import PLAIN_JAAS, USERS
 from tools.apache_kafka import HOST, ApacheKafka, free_port
 from tools.bench_peers import (
+    DELETE_DELAY_OVERRIDES,
     WARM_UP_RECORDS,
     AdminPeer,
     Pids,
@@ -157,7 +158,7 @@ def endpoints(certs: Certificates) -> Iterator[list[Endpoint]]:
                 }
             )
         )
-        kafka = ApacheKafka(settings, extra_listeners=(SASL_SSL,))
+        kafka = ApacheKafka({**DELETE_DELAY_OVERRIDES, **settings}, extra_listeners=(SASL_SSL,))
         apache = stack.enter_context(apache_kafka_peer(kafka))
         yield [
             Endpoint("wirekafka PLAINTEXT", wirekafka, wirekafka.bootstrap),

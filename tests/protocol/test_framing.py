@@ -116,3 +116,25 @@ def test_a_large_frame_gets_its_buffer_only_when_its_bytes_are_asked_for():
         tracemalloc.stop()
     assert decoder.pending_frame_bytes == 50_000_000
     assert peak < 100_000
+
+
+def test_a_decoder_between_frames_holds_no_buffer():
+    # thousands of idle connections hold nothing; one with half a frame holds its buffer
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        decoders = [FrameDecoder(buffer_bytes=64 * 1024) for _ in range(1000)]
+        for decoder in decoders:
+            decoder.receive_data(encode_frame(b"request"))
+            assert decoder.next_frame() == b"request"
+        idle, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert idle - before < 1000 * 2048  # the decoders themselves, not 1000 buffers of 64 KiB
+    decoders[0].receive_data(encode_frame(b"x" * 100)[:50])
+    decoders[1].receive_data(encode_frame(b"y" * 100)[:70])  # each its own buffer meanwhile
+    assert (decoders[0].buffered_bytes, decoders[1].buffered_bytes) == (46, 66)
+    decoders[1].receive_data(encode_frame(b"y" * 100)[70:])
+    decoders[0].receive_data(encode_frame(b"x" * 100)[50:])
+    assert decoders[0].next_frame() == b"x" * 100
+    assert decoders[1].next_frame() == b"y" * 100

@@ -37,29 +37,57 @@ def frame_prefix(body_size: int) -> bytes:
     return _SIZE.pack(body_size)
 
 
+class _Areas:
+    """Buffers of one size, lent to decoders while they hold bytes not yet in a frame,
+    and kept for the next one (up to ``MAX_FREE``): an idle connection holds none."""
+
+    MAX_FREE = 16
+
+    def __init__(self) -> None:
+        self._free: dict[int, list[bytearray]] = {}
+
+    def take(self, size: int) -> bytearray:
+        free = self._free.get(size)
+        try:
+            return free.pop() if free else bytearray(size)
+        except IndexError:  # another thread took the last (one loop each, one pool)
+            return bytearray(size)
+
+    def give(self, area: bytearray) -> None:
+        free = self._free.setdefault(len(area), [])
+        if len(free) < self.MAX_FREE:
+            free.append(area)
+
+
+_AREAS = _Areas()
+
+
 class FrameDecoder:
     """Turns a byte stream into frames (bodies without their size prefix).
 
-    Bytes arrive in a buffer of ``buffer_bytes`` that the decoder keeps: a reader
-    fills :meth:`fill_view` (``recv_into``, no copy of its own) and says how much
-    with :meth:`filled`, or hands bytes to :meth:`receive_data`. Each whole frame
-    is copied out of it once, into a bytearray of its own that whoever takes it
-    may keep and patch in place (a produce request's offsets, say). A frame
-    larger than the buffer is received straight into its own bytearray once its
-    size is known, never copied.
+    Bytes arrive in a buffer of ``buffer_bytes``: a reader fills :meth:`fill_view`
+    (``recv_into``, no copy of its own) and says how much with :meth:`filled`, or
+    hands bytes to :meth:`receive_data`. Each whole frame is copied out of it
+    once, into a bytearray of its own that whoever takes it may keep and patch in
+    place (a produce request's offsets, say). The buffer is borrowed from those
+    of other decoders while bytes not yet in a frame are held, and handed back
+    when all have gone into frames: a decoder between requests holds none. A
+    frame larger than the buffer is received straight into its own bytearray
+    once its size is known, never copied.
     """
 
     __slots__ = (
-        "_area", "_big", "_big_filled", "_body_size", "_end", "_frames", "_start", "_view",
-        "max_frame_bytes",
+        "_area", "_big", "_big_filled", "_body_size", "_buffer_bytes", "_end", "_frames",
+        "_start", "_view", "max_frame_bytes",
     )  # fmt: skip
 
     def __init__(
         self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, buffer_bytes: int = 64 * 1024
     ) -> None:
         self.max_frame_bytes = max_frame_bytes
-        self._area = bytearray(buffer_bytes)
-        self._view = memoryview(self._area)
+        self._buffer_bytes = buffer_bytes
+        self._area: bytearray | None = None  # borrowed while bytes wait in it
+        self._view = memoryview(b"")
         self._start = 0  # the area's bytes from _start to _end are not yet in a frame
         self._end = 0
         self._body_size: int | None = None
@@ -84,25 +112,26 @@ class FrameDecoder:
         asked for, not when its size arrives (a server reserves memory between)."""
         big = self._big
         pending = self._body_size
-        if big is None and pending is not None and pending > len(self._area):
+        if big is None and pending is not None and pending > self._buffer_bytes:
             big = self._big = bytearray(pending)
             arrived = self._end - self._start  # all of the area: it holds none of the next
             big[:arrived] = self._view[self._start : self._end]
             self._big_filled = arrived
-            self._start = self._end = 0
+            self._release_area()
         if big is not None:
             filled = self._big_filled
             return memoryview(big)[filled : filled + size]
+        if self._area is None:
+            self._area = _AREAS.take(self._buffer_bytes)
+            self._view = memoryview(self._area)
         start, end = self._start, self._end
-        if start == end:
-            start = end = self._start = self._end = 0
-        room = len(self._area) - end
+        room = self._buffer_bytes - end
         if room < size and start:  # what is buffered moves to the front
             kept = bytes(self._view[start:end])
             end = self._end = len(kept)
             self._view[:end] = kept
             self._start = 0
-            room = len(self._area) - end
+            room = self._buffer_bytes - end
         return self._view[end : end + min(size, room)]
 
     def filled(self, count: int) -> None:
@@ -120,6 +149,15 @@ class FrameDecoder:
         self._end += count
         self._split()
 
+    def _release_area(self) -> None:
+        """Hand the buffer back: it holds nothing not yet in a frame."""
+        area = self._area
+        if area is not None:
+            self._area = None
+            self._view = memoryview(b"")
+            self._start = self._end = 0
+            _AREAS.give(area)
+
     def receive_data(self, data: Buffer) -> None:
         """Take bytes from the stream (copied in); raises ProtocolError on a bad frame size."""
         view = memoryview(data).cast("B")
@@ -131,8 +169,9 @@ class FrameDecoder:
             view = view[count:]
 
     def _split(self) -> None:
-        """Take the whole frames the area holds."""
+        """Take the whole frames the area holds; hand it back if that is all it held."""
         area = self._area
+        assert area is not None, "bytes were filled into the area"
         start, end = self._start, self._end
         while True:
             size = self._body_size
@@ -148,6 +187,8 @@ class FrameDecoder:
             start += size
             self._body_size = None
         self._start = start
+        if start == end:
+            self._release_area()
 
     def next_frame(self) -> bytearray | None:
         """The next whole frame body, or None until more data arrives."""

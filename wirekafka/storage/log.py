@@ -503,18 +503,12 @@ class PartitionLog:
                 try:
                     segment.append(data, last_offset, max_timestamp, offset_of_max)
                 except OSError as exc:
-                    # Out of descriptors, the file could not be opened: nothing was written.
-                    if not is_out_of_fds(exc) and not segment.is_intact():
-                        self.offline = True  # the write could not be undone
-                    raise self._fail("append", exc) from exc
-                offsets.log_end = next_offset
+                    raise self._write_failed(segment, exc) from exc
                 if producer_batch is not None:
                     self._producers.record(producer_batch, first_offset, now)
-                if leader_epoch is not None:
-                    self.leader_epochs.assign(leader_epoch, first_offset)
-                unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
-                flush_due = unflushed >= self.config.flush_interval_messages
-                log_start = offsets.log_start
+                flush_due, log_start = self._written(
+                    first_offset, next_offset, record_count, leader_epoch
+                )
         finally:
             lock.release()
         if roll_due:
@@ -530,6 +524,26 @@ class PartitionLog:
             AppendInfo,
             (first_offset, last_offset, now, log_start, record_count, flush_due, False),
         )
+
+    def _write_failed(self, segment: LogSegment, exc: OSError) -> StorageError:
+        """The error of an append whose write failed (with ``_lock`` held); the log goes
+        offline if the write could not be undone."""
+        # Out of descriptors, the file could not be opened: nothing was written.
+        if not is_out_of_fds(exc) and not segment.is_intact():
+            self.offline = True
+        return self._fail("append", exc)
+
+    def _written(
+        self, first_offset: int, next_offset: int, record_count: int, leader_epoch: int | None
+    ) -> tuple[bool, int]:
+        """Count appended batches in (with ``_lock`` held): whether a flush is due by
+        ``log.flush.interval.messages``, and the log start offset."""
+        offsets = self._offsets
+        offsets.log_end = next_offset
+        if leader_epoch is not None:
+            self.leader_epochs.assign(leader_epoch, first_offset)
+        unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
+        return unflushed >= self.config.flush_interval_messages, offsets.log_start
 
     def append_many(
         self,
@@ -659,15 +673,10 @@ class PartitionLog:
             try:
                 segment.append_many(datas, indexed)
             except OSError as exc:
-                if not is_out_of_fds(exc) and not segment.is_intact():
-                    self.offline = True  # the write could not be undone
-                raise self._fail("append", exc) from exc
-            offsets.log_end = next_offset
-            if leader_epoch is not None:
-                self.leader_epochs.assign(leader_epoch, first_offset)
-            unflushed = offsets.unflushed_records = offsets.unflushed_records + record_count
-            flush_due = unflushed >= self.config.flush_interval_messages
-            log_start = offsets.log_start
+                raise self._write_failed(segment, exc) from exc
+            flush_due, log_start = self._written(
+                first_offset, next_offset, record_count, leader_epoch
+            )
         finally:
             lock.release()
         return [

@@ -11,7 +11,9 @@ it has taken :data:`INLINE_SECONDS`, goes on in a thread, so a decompression
 bomb or a batch of a hundred thousand tiny records does not hold up every
 client. The append itself runs on the event loop; one that would roll the
 segment, a partition's first log, and flushes go to worker threads
-(``LOG_DIRS``).
+(``LOG_DIRS``). Produce requests a client pipelined are handled together
+(:func:`handle_produces`): the batches of one partition from all of them go
+to the log with one write, and each request is answered as if alone.
 """
 
 from __future__ import annotations

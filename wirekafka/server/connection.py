@@ -1,10 +1,13 @@
-"""One client connection: frames in, requests handled one at a time, responses out in order.
+"""One client connection: frames in, requests handled in order, responses out in order.
 
 Pipelined requests wait in the socket's receive buffer and the frame decoder
-until the one before them is answered. Responses go to the connection's
-:class:`~wirekafka.server.sending.ResponseQueue`, whose task writes them: the
-reader handles what the socket holds (up to ``YIELD_AFTER_BYTES``) before it
-yields, and the responses leave in one write. A frame that is too big, a malformed
+until the one before them is answered; produce requests that follow one
+another there are handled together (:func:`_pipelined_produces`: one write per
+partition for all of them). Responses are held in the connection's
+:class:`~wirekafka.server.sending.ResponseQueue`: the reader handles what the
+socket holds (up to ``YIELD_AFTER_BYTES``), then sends them in one write
+itself before it waits for more, or leaves them to the queue's task (before a
+request that may wait, and what the socket does not take). A frame that is too big, a malformed
 request, an unknown API or version (except ApiVersions, answered with
 UNSUPPORTED_VERSION) close this connection alone, with a log line naming the
 peer and the API.

@@ -51,6 +51,15 @@ def drain(fd: int) -> bytes:
         out += chunk
 
 
+async def drain_until(fd: int, received: bytearray, total: int) -> None:
+    """Read the pipe into ``received`` until it holds ``total`` bytes (5 s at most),
+    letting the writer run meanwhile."""
+    with trio.fail_after(5):
+        while len(received) < total:
+            received.extend(drain(fd))
+            await trio.sleep(0.001)
+
+
 def expected(parts: list[object]) -> bytes:
     return b"".join(p.read_bytes() if isinstance(p, FileSpan) else bytes(p) for p in parts)  # type: ignore[arg-type]
 
@@ -94,13 +103,19 @@ class _Pipe:
         return self.fd
 
 
-def test_the_reader_and_the_writer_send_in_turn_every_response_once_in_order(pipe, segment) -> None:
-    reading, writing = pipe
+def queue_on(writing: int) -> ResponseQueue:
+    """A connection's queue of responses on a pipe's writing end: its writer sends with
+    send_parts, its reader with send_ready, as on a plain socket."""
     sock = _Pipe(writing)
-    queue = ResponseQueue(
+    return ResponseQueue(
         lambda parts: send_parts(sock, parts),  # type: ignore[arg-type]
         lambda parts: send_ready(writing, parts),
     )
+
+
+def test_the_reader_and_the_writer_send_in_turn_every_response_once_in_order(pipe, segment) -> None:
+    reading, writing = pipe
+    queue = queue_on(writing)
     responses = [
         [b"%03d:" % i, FileSpan(segment, i, 30_000 if i % 3 else 40), b";"] for i in range(40)
     ]
@@ -134,11 +149,7 @@ def test_the_reader_and_the_writer_send_in_turn_every_response_once_in_order(pip
 
 def test_the_reader_does_not_send_while_the_writer_is_in_the_middle_of_a_response(pipe) -> None:
     reading, writing = pipe
-    sock = _Pipe(writing)
-    queue = ResponseQueue(
-        lambda parts: send_parts(sock, parts),  # type: ignore[arg-type]
-        lambda parts: send_ready(writing, parts),
-    )
+    queue = queue_on(writing)
     first, second = b"A" * 100_000, b"B" * 100
     received = bytearray()
 
@@ -152,10 +163,7 @@ def test_the_reader_does_not_send_while_the_writer_is_in_the_middle_of_a_respons
             received.extend(os.read(reading, 1000))  # room, which the writer has not seen yet
             queue.hold([second])
             queue.send_now()  # must not go before the rest of the first
-            with trio.fail_after(5):
-                while len(received) < len(first) + len(second):
-                    received.extend(drain(reading))
-                    await trio.sleep(0.001)
+            await drain_until(reading, received, len(first) + len(second))
             queue.finish()
 
     run(scenario)
@@ -164,11 +172,7 @@ def test_the_reader_does_not_send_while_the_writer_is_in_the_middle_of_a_respons
 
 def test_what_the_reader_could_not_send_goes_without_another_word(pipe) -> None:
     reading, writing = pipe
-    sock = _Pipe(writing)
-    queue = ResponseQueue(
-        lambda parts: send_parts(sock, parts),  # type: ignore[arg-type]
-        lambda parts: send_ready(writing, parts),
-    )
+    queue = queue_on(writing)
     response = bytes(range(256)) * 800  # 200 KiB: more than the pipe holds
     received = bytearray()
 
@@ -178,10 +182,7 @@ def test_what_the_reader_could_not_send_goes_without_another_word(pipe) -> None:
             await trio.testing.wait_all_tasks_blocked()  # the writer waits for work
             queue.hold([response])
             queue.send_now()  # a part goes; the writer is to send the rest
-            with trio.fail_after(5):
-                while len(received) < len(response):
-                    received.extend(drain(reading))
-                    await trio.sleep(0.001)
+            await drain_until(reading, received, len(response))
             queue.finish()
 
     run(scenario)

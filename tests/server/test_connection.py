@@ -3,22 +3,31 @@ frame's end), and which pipelined produce requests it handles together."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import struct
+from collections.abc import Iterator
+
+import pytest
 
 from tests.handlers.support import make_batch, produce_request
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.metadata import MetadataRequest
-from wirekafka.protocol.rpc import decode_request, encode_request
+from wirekafka.protocol.rpc import Request, decode_request, encode_request
 from wirekafka.server.connection import (
+    GROUP_EXTRA_BYTES,
     RECEIVE_BYTES,
     UNRESERVED_BYTES,
+    GroupReads,
+    PlainTransport,
     Session,
     _pipelined_produces,
     needs_reservation,
     receive_size,
 )
+from wirekafka.server.memory_pool import MemoryPool
 
 
 def test_between_frames_it_reads_up_to_its_allowance() -> None:
@@ -81,6 +90,97 @@ def test_pipelined_produce_requests_are_taken_together_up_to_the_first_other_one
     assert decoder.next_frame() is None
 
 
-def produce_frame(correlation_id: int, version: int = 9) -> bytes:
+class _Fd:
+    """What PlainTransport reads through: here the read end of a pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[PlainTransport, int]]:
+    """A transport reading a non-blocking pipe of 1 MiB, and the pipe's write end."""
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    os.set_blocking(read_fd, False)
+    yield PlainTransport(_Fd(read_fd)), write_fd  # type: ignore[arg-type]
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+def _first_read(transport: PlainTransport, decoder: FrameDecoder, reads: GroupReads) -> Request:
+    """What the connection's reader does: read up to the allowance, take the first frame."""
+    view = decoder.fill_view(receive_size(decoder, reserved=False))
+    received = transport.read_into(view)
+    assert received
+    reads.more_waiting = received == len(view)
+    decoder.filled(received)
+    frame = decoder.next_frame()
+    assert frame is not None
+    return decode_request(frame, "/127.0.0.1")
+
+
+def test_a_group_reads_on_past_the_allowance_with_room_from_the_pool(pipe) -> None:
+    transport, write_fd = pipe
+    frames = [encode_frame(produce_frame(n, value_bytes=20_000)) for n in range(20)]
+    os.write(write_fd, b"".join(frames))  # 400 KB: more than the allowance and the extra
+    pool = MemoryPool(1 << 20)
+    decoder = FrameDecoder()
+    reads = GroupReads(decoder, transport.read_into, pool)
+    first = _first_read(transport, decoder, reads)
+    in_first_read = 1 + len(decoder._frames)
+    group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
+    assert in_first_read == UNRESERVED_BYTES // len(frames[0])
+    assert len(group) == (UNRESERVED_BYTES + GROUP_EXTRA_BYTES) // len(frames[0])
+    assert [r.header.correlation_id for r in group] == list(range(len(group)))
+    assert pool.reserved_bytes == GROUP_EXTRA_BYTES  # held while the group is handled
+    assert reads.done() == GROUP_EXTRA_BYTES  # read beyond the allowance, all it could
+    assert pool.reserved_bytes == 0
+    # the next group starts where this one ended
+    taken = len(group)
+    first = _first_read(transport, decoder, reads)
+    group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
+    assert [r.header.correlation_id for r in group] == list(range(taken, 20))
+    reads.done()
+    assert pool.reserved_bytes == 0 and decoder.buffered_bytes == 0
+
+
+def test_a_group_reads_no_more_when_the_pool_has_no_room_free_or_the_socket_had_no_more(
+    pipe,
+) -> None:
+    transport, write_fd = pipe
+    frames = [encode_frame(produce_frame(n, value_bytes=20_000)) for n in range(20)]
+    os.write(write_fd, b"".join(frames))
+    pool = MemoryPool(1 << 20)
+    held = pool.try_reserve((1 << 20) - GROUP_EXTRA_BYTES + 1)
+    decoder = FrameDecoder()
+    reads = GroupReads(decoder, transport.read_into, pool)
+    first = _first_read(transport, decoder, reads)
+    group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
+    assert len(group) == UNRESERVED_BYTES // len(frames[0])  # what the allowance held
+    assert reads.done() == 0
+    assert held is not None
+    pool.release(held)
+    # a first read that took all the socket held: no read is tried for more
+    decoder = FrameDecoder()
+    decoder.receive_data(frames[0] + frames[1][:100])
+    reads = GroupReads(decoder, _no_read, pool)
+    frame = decoder.next_frame()
+    assert frame is not None
+    group = _pipelined_produces(
+        decoder, decode_request(frame, "/127.0.0.1"), Session("/127.0.0.1", "PLAINTEXT"), reads
+    )
+    assert len(group) == 1 and pool.reserved_bytes == 0
+
+
+def _no_read(view: memoryview) -> int | None:
+    raise AssertionError("read when the last read had found the socket empty")
+
+
+def produce_frame(correlation_id: int, version: int = 9, value_bytes: int = 1) -> bytes:
     header = RequestHeader(ApiKey.PRODUCE, version, correlation_id, "c")
-    return encode_request(header, produce_request("t", make_batch([b"v"]), acks=1))
+    batch = make_batch([b"v" * value_bytes])
+    return encode_request(header, produce_request("t", batch, acks=1))

@@ -98,3 +98,20 @@ def test_a_reservation_larger_than_the_pool_or_released_twice_is_a_bug() -> None
             asker.pool.release(asker.granted["a"])
 
     run(test)
+
+
+def test_a_reservation_without_waiting_takes_only_free_room_nobody_waits_for() -> None:
+    async def test(asker: Asker) -> None:
+        pool = asker.pool
+        taken = pool.try_reserve(60)
+        assert taken is not None and pool.reserved_bytes == 60
+        assert pool.try_reserve(41) is None  # no room: nothing taken, nothing waits
+        assert pool.reserved_bytes == 60 and pool.waiting == 0
+        await asker.ask("large", 50)  # waits for the 60
+        assert pool.try_reserve(10) is None  # room, but it would go ahead of the waiter
+        pool.release(taken)
+        await trio.testing.wait_all_tasks_blocked()
+        assert set(asker.granted) == {"large"}
+        assert pool.try_reserve(50) is not None and pool.reserved_bytes == 100
+
+    run(test)

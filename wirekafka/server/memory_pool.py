@@ -86,6 +86,17 @@ class MemoryPool:
             raise
         return reservation
 
+    def try_reserve(self, nbytes: int) -> Reservation | None:
+        """Take ``nbytes`` of the pool now if they are free and nobody waits for room
+        (going ahead of no one); None otherwise."""
+        if self._waiters or self.reserved_bytes + nbytes > self.capacity_bytes:
+            return None
+        reservation = Reservation(next(self._order), nbytes)
+        self.reserved_bytes += nbytes
+        self._held[reservation.order] = nbytes
+        reservation.granted.set()
+        return reservation
+
     def release(self, reservation: Reservation) -> None:
         nbytes = self._held.pop(reservation.order)  # KeyError: released twice, a bug
         self.reserved_bytes -= nbytes

@@ -241,6 +241,18 @@ def string_bytes(value: str) -> bytes:
     return data
 
 
+def unsigned_varint_bytes(value: int) -> bytes:
+    """``value`` as an unsigned varint: 7 bits a byte, least significant first."""
+    if not 0 <= value <= 0xFFFFFFFFFFFFFFFF:
+        raise ValueError(f"unsigned varint out of range: {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 class Writer:
     """Appends primitives; large byte strings and external parts are not copied.
 
@@ -287,13 +299,7 @@ class Writer:
         self._buf += value.bytes
 
     def unsigned_varint(self, value: int) -> None:
-        if not 0 <= value <= 0xFFFFFFFFFFFFFFFF:
-            raise ValueError(f"unsigned varint out of range: {value}")
-        buf = self._buf
-        while value > 0x7F:
-            buf.append((value & 0x7F) | 0x80)
-            value >>= 7
-        buf.append(value)
+        self._buf += unsigned_varint_bytes(value)
 
     def varint(self, value: int) -> None:
         if not -(2**31) <= value < 2**31:

@@ -48,6 +48,7 @@ from wirekafka.protocol.api_table import API_TABLE, ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder, frame_prefix
 from wirekafka.protocol.headers import peek_request_prefix
+from wirekafka.protocol.produce_response import produce_response_parts
 from wirekafka.protocol.rpc import Request, decode_request, encode_response_parts
 from wirekafka.security.principal import ANONYMOUS
 from wirekafka.security.ssl_principal import PrincipalMapper
@@ -293,9 +294,7 @@ async def _respond_produces(
             encoded.append(answer)
         else:
             encoded.append(
-                encode_response_parts(
-                    ApiKey.PRODUCE, header.api_version, header.correlation_id, answer
-                )
+                produce_response_parts(header.api_version, header.correlation_id, answer)
             )
     return encoded
 

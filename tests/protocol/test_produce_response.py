@@ -1,0 +1,95 @@
+"""Produce responses written field by field are the codec's bytes, at every version."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.protocol.message_gen import random_struct
+from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from wirekafka.protocol.produce_response import LAST_KNOWN_VERSION, _frame, produce_response_parts
+from wirekafka.protocol.rpc import encode_response_parts
+
+VERSIONS = range(LAST_KNOWN_VERSION + 1)
+
+
+def codec_bytes(version: int, correlation_id: int, response: ProduceResponse) -> bytes:
+    parts = encode_response_parts(ApiKey.PRODUCE, version, correlation_id, response)
+    return b"".join(bytes(part) for part in parts)
+
+
+def answered(version: int, response: ProduceResponse, correlation_id: int = 7) -> bytes:
+    parts = produce_response_parts(version, correlation_id, response)
+    assert len(parts) == 1
+    return bytes(parts[0])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_producer_s_answers_are_the_codec_s_bytes(version: int) -> None:
+    response = ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                name=name,
+                partition_responses=[
+                    PartitionProduceResponse(
+                        index=index,
+                        error_code=code,
+                        base_offset=base,
+                        log_append_time_ms=append_time,
+                        log_start_offset=start,
+                    )
+                    for index, code, base, append_time, start in [
+                        (0, 0, 0, -1, 0),
+                        (2**31 - 1, 6, 2**63 - 1, 1_700_000_000_000, 2**40),
+                        (3, -1, -1, -(2**63), -1),
+                    ][:count]
+                ],
+            )
+            for name, count in [("bench", 1), ("ünïcødé ✓", 3), ("x" * 200, 0), ("", 2)]
+        ],
+        throttle_time_ms=250,
+    )
+    assert _frame(version, -5, response) is not None  # written here, not by the codec
+    assert answered(version, response, -5) == codec_bytes(version, -5, response)
+    empty = ProduceResponse(responses=[])
+    assert answered(version, empty) == codec_bytes(version, 7, empty)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_refusals_with_messages_or_record_errors_go_to_the_codec(version: int) -> None:
+    for partition in (
+        PartitionProduceResponse(index=0, error_code=87, base_offset=-1, error_message="bad"),
+        PartitionProduceResponse(
+            index=0,
+            error_code=87,
+            base_offset=-1,
+            record_errors=[BatchIndexAndErrorMessage(batch_index=3)],
+        ),
+    ):
+        response = ProduceResponse(
+            responses=[TopicProduceResponse(name="t", partition_responses=[partition])]
+        )
+        assert (_frame(version, 1, response) is None) == (version >= 8)
+        assert answered(version, response) == codec_bytes(version, 7, response)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_random_responses_are_the_codec_s_bytes(version: int) -> None:
+    rng = random.Random(version)
+    for _ in range(300):
+        response = random_struct(rng, ProduceResponse, version)
+        correlation_id = rng.randint(-(2**31), 2**31 - 1)
+        assert answered(version, response, correlation_id) == codec_bytes(
+            version, correlation_id, response
+        )
+
+
+def test_a_version_it_does_not_know_goes_to_the_codec() -> None:
+    assert _frame(LAST_KNOWN_VERSION + 1, 1, ProduceResponse(responses=[])) is None

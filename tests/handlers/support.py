@@ -18,11 +18,17 @@ import trio
 import trio.testing
 
 from tests.storage.helpers import BASE_TIME_MS, FakeClock
-from wirekafka.broker.context import BrokerContext, BrokerEndpoint, open_broker_context
+from wirekafka.broker.context import (
+    BrokerContext,
+    BrokerEndpoint,
+    CloseConnection,
+    open_broker_context,
+)
 from wirekafka.config import broker_config_from_properties
+from wirekafka.handlers.produce import handle_produces
 from wirekafka.handlers.registry import HANDLERS
 from wirekafka.protocol.api_table import ApiKey
-from wirekafka.protocol.headers import RequestHeader
+from wirekafka.protocol.headers import RequestHeader, peek_request_prefix
 from wirekafka.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicConfig,
@@ -34,6 +40,7 @@ from wirekafka.protocol.messages.produce import (
     ProduceRequest,
     TopicProduceData,
 )
+from wirekafka.protocol.produce_response import produce_response_parts
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import (
@@ -45,11 +52,13 @@ from wirekafka.protocol.records.record_batch import (
     encode_batch,
 )
 from wirekafka.protocol.rpc import (
+    Request,
     decode_request,
     decode_response,
     encode_request,
     encode_response_parts,
 )
+from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
 from wirekafka.security.principal import ANONYMOUS
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.spans import FileSpan
@@ -138,6 +147,9 @@ class TestBroker:
 
     __test__ = False  # not a pytest test class
     client_host = "/192.0.2.7"  # TEST-NET-1, as Kafka shows a client's address
+    # Produce requests of one topic and one partition read as a connection without an
+    # authorizer reads them (a SimpleProduce), not decoded; answered as it answers them
+    simple_produce = False
 
     def __init__(self, directory: Path, properties: Mapping[str, str] | None = None) -> None:
         self.directory = directory
@@ -176,6 +188,8 @@ class TestBroker:
         """The decoded response body, or None when the handler sends none (acks=0);
         the request comes from ``principal``."""
         frame = self.encode(api_key, version, body)
+        if api_key == ApiKey.PRODUCE:
+            return await self._produce(frame, version, principal)
         request = decode_request(bytearray(frame), self.client_host, principal)
         assert request.version == version
         assert request.api.key == api_key
@@ -183,9 +197,31 @@ class TestBroker:
         if response is None:
             return None
         parts = encode_response_parts(api_key, version, request.header.correlation_id, response)
+        return self._decoded_response(api_key, version, parts, request.header.correlation_id)
+
+    async def _produce(self, frame: bytes, version: int, principal: str) -> Any:
+        """A produce request handled and answered as a connection handles it."""
+        request: Request | SimpleProduce | None = None
+        if self.simple_produce and principal == ANONYMOUS:
+            request = read_simple_produce(bytearray(frame))
+        if request is None:
+            request = decode_request(bytearray(frame), self.client_host, principal)
+        [response] = await handle_produces(self.ctx, [request])
+        if isinstance(response, CloseConnection):
+            raise response
+        if response is None:
+            return None
+        correlation_id = _correlation_id(frame)
+        parts = produce_response_parts(version, correlation_id, response)
+        return self._decoded_response(ApiKey.PRODUCE, version, parts, correlation_id)
+
+    @staticmethod
+    def _decoded_response(
+        api_key: ApiKey, version: int, parts: list[Any], correlation_id: int
+    ) -> Any:
         data = _join_parts(parts)[4:]  # drop the size prefix
         header, decoded = decode_response(api_key, version, data)
-        assert header.correlation_id == request.header.correlation_id
+        assert header.correlation_id == correlation_id
         return decoded
 
     async def araw(self, api_key: ApiKey, version: int, body: Any) -> Any:
@@ -335,3 +371,7 @@ def fetch_request(
         forgotten_topics_data=[],
         rack_id="",
     )
+
+
+def _correlation_id(frame: bytes) -> int:
+    return peek_request_prefix(frame)[2]

@@ -20,6 +20,31 @@ from wirekafka.protocol.records.message_set import encode_message_set
 from wirekafka.protocol.records.record import Record, TimestampType
 from wirekafka.protocol.records.record_batch import NO_PRODUCER_ID, NO_SEQUENCE
 from wirekafka.protocol.rpc import decode_request
+from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
+
+
+@pytest.fixture(params=["decoded", "simple"])
+def produce_path(request) -> str:
+    """Every test here runs twice: with each request decoded, and with the one-topic,
+    one-partition requests read as SimpleProduce, as a connection without an
+    authorizer reads them; the answers and the logs must be the same."""
+    return request.param
+
+
+@pytest.fixture
+def broker(broker: TestBroker, produce_path: str) -> TestBroker:
+    broker.simple_produce = produce_path == "simple"
+    return broker
+
+
+@pytest.fixture
+def make_broker(make_broker, produce_path: str):
+    def make(properties: dict[str, str]) -> TestBroker:
+        made = make_broker(properties)
+        made.simple_produce = produce_path == "simple"
+        return made
+
+    return make
 
 
 def values_in_log(broker: TestBroker, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
@@ -323,11 +348,17 @@ def test_an_idempotent_retry_after_a_roll_is_still_a_duplicate(broker):
 def pipelined(broker: TestBroker, requests: list[tuple[ProduceRequest, int]]) -> list:
     """handle_produces' answers to ``(request, version)`` pairs decoded as a connection
     decodes them."""
-    decoded = [
-        decode_request(bytearray(broker.encode(ApiKey.PRODUCE, version, request)), "/127.0.0.1")
-        for request, version in requests
+    frames = [
+        bytearray(broker.encode(ApiKey.PRODUCE, version, request)) for request, version in requests
     ]
-    return run(handle_produces, broker.ctx, decoded)
+    read = [
+        (broker.simple_produce and read_simple_produce(frame))
+        or decode_request(frame, "/127.0.0.1")
+        for frame in frames
+    ]
+    if broker.simple_produce:  # the shapes of these tests but one are one-topic, one-partition
+        assert sum(type(request) is SimpleProduce for request in read) >= len(read) - 1
+    return run(handle_produces, broker.ctx, read)
 
 
 def answered(answer) -> list[tuple[str, int, int, int]]:

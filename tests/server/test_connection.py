@@ -16,6 +16,7 @@ from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.metadata import MetadataRequest
 from wirekafka.protocol.rpc import Request, decode_request, encode_request
+from wirekafka.protocol.simple_produce import SimpleProduce
 from wirekafka.server.connection import (
     GROUP_EXTRA_BYTES,
     RECEIVE_BYTES,
@@ -24,6 +25,7 @@ from wirekafka.server.connection import (
     PlainTransport,
     Session,
     _pipelined_produces,
+    _produce_request,
     needs_reservation,
     receive_size,
 )
@@ -60,7 +62,10 @@ def test_a_larger_frame_needs_its_size_reserved_and_is_read_up_to_its_end() -> N
     assert decoder.buffered_bytes == 0
 
 
-def test_pipelined_produce_requests_are_taken_together_up_to_the_first_other_one() -> None:
+@pytest.mark.parametrize("simple", [False, True])
+def test_pipelined_produce_requests_are_taken_together_up_to_the_first_other_one(
+    simple: bool,
+) -> None:
     session = Session("/127.0.0.1", "PLAINTEXT")
     broken = bytearray(produce_frame(5))
     del broken[-30:]  # its records cut short: the codec refuses it
@@ -77,8 +82,14 @@ def test_pipelined_produce_requests_are_taken_together_up_to_the_first_other_one
     def group() -> list[int]:
         frame = decoder.next_frame()
         assert frame is not None
-        first = decode_request(frame, session.client_host)
-        return [r.header.correlation_id for r in _pipelined_produces(decoder, first, session)]
+        first = _produce_request(frame, session, simple)
+        taken = _pipelined_produces(decoder, first, session, None, simple)
+        # read without the codec when nothing is to be authorized
+        assert all((type(request) is SimpleProduce) == simple for request in taken)
+        return [
+            r.correlation_id if type(r) is SimpleProduce else r.header.correlation_id  # type: ignore[union-attr]
+            for r in taken
+        ]
 
     assert group() == [1, 2, 3]
     # a request the codec refuses stays, to be refused on its own (closing the connection)

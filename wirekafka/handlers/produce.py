@@ -31,7 +31,6 @@ from wirekafka.broker.topics import INTERNAL_TOPICS
 from wirekafka.handlers.authorization import NOTHING_DENIED, denied_names
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.messages.produce import (
-    PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
@@ -57,6 +56,8 @@ from wirekafka.protocol.records.record_batch import (
 )
 from wirekafka.protocol.records.validate import BatchCheck, InvalidRecords, start_check
 from wirekafka.protocol.rpc import Request
+from wirekafka.protocol.schema import Records
+from wirekafka.protocol.simple_produce import SimpleProduce
 from wirekafka.security.acl import AclOperation, ResourceType
 from wirekafka.storage.log import AppendInfo, PartitionLog, StorageError
 from wirekafka.storage.producer_state import InvalidProducerBatch
@@ -287,11 +288,11 @@ async def _prepare_partition(
     version: int,
     acks: int,
     topic: str,
-    data: PartitionProduceData,
+    index: int,
+    records: Records | None,
     group: _Group,
 ) -> PartitionProduceResponse | _Pending:
     """Find the partition's log and check its batches: a refusal, or what to append."""
-    index = data.index
     if topic in INTERNAL_TOPICS:  # written by the broker alone, as in Kafka
         return _refuse(
             index,
@@ -319,7 +320,6 @@ async def _prepare_partition(
                 f"{partition_log.config.min_insync_replicas}",
             )
         leader_epoch = led.leader_epoch
-    records = data.records
     if records is None or len(records) <= MAGIC_OFFSET:  # type: ignore[arg-type]
         return _refuse(index, ErrorCode.CORRUPT_MESSAGE, "no records")
     view = memoryview(records)  # type: ignore[arg-type]
@@ -493,21 +493,38 @@ _Entry = PartitionProduceResponse | _Pending  # a partition refused, or its batc
 
 
 async def handle_produces(
-    ctx: BrokerContext, requests: Sequence[Request]
+    ctx: BrokerContext, requests: Sequence[Request | SimpleProduce]
 ) -> list[ProduceResponse | CloseConnection | None]:
     """Answer produce requests a client pipelined, in order, as if one at a time: each
     one's answer, None for acks=0, or, for an acks=0 request that failed, the
     CloseConnection that ends the connection (the requests after it are not read).
 
-    Their batches are checked first, request by request, then appended, those
-    of one partition together (:meth:`PartitionLog.append_many`), then the logs
-    due a flush are flushed and acks=all waits for the replicas."""
+    A request is decoded (a Request), or, with one topic and one partition and
+    no authorizer to ask, read as a SimpleProduce: it is answered as its
+    decoded form would be. Their batches are checked first, request by request,
+    then appended, those of one partition together
+    (:meth:`PartitionLog.append_many`), then the logs due a flush are flushed
+    and acks=all waits for the replicas."""
     group = _Group()
     pendings: list[_Pending] = []
-    prepared: list[tuple[Request, list[tuple[str, list[_Entry]]]]] = []
+    prepared: list[tuple[int, int, list[tuple[str, list[_Entry]]]]] = []  # acks, timeout
     for request in requests:
-        topics = await _prepare_request(ctx, request, group)
-        prepared.append((request, topics))
+        if type(request) is SimpleProduce:
+            assert ctx.authorizer is None, "a request to authorize is decoded"
+            acks, timeout_ms, topic = request.acks, request.timeout_ms, request.topic
+            refusal = _acks_refusal(acks)
+            if refusal:
+                entry: _Entry = _refuse(request.partition, *refusal)
+            else:
+                entry = await _prepare_partition(
+                    ctx, request.api_version, acks, topic, request.partition, request.records, group
+                )
+            topics = [(topic, [entry])]
+        else:
+            body: ProduceRequest = request.body  # type: ignore[union-attr]
+            acks, timeout_ms = body.acks, body.timeout_ms
+            topics = await _prepare_request(ctx, request, group)  # type: ignore[arg-type]
+        prepared.append((acks, timeout_ms, topics))
         refused = False
         for _, entries in topics:
             for entry in entries:
@@ -515,20 +532,19 @@ async def handle_produces(
                     pendings.append(entry)
                 else:
                     refused = True
-        if refused and request.body.acks == 0:  # the connection closes once it is answered
+        if refused and acks == 0:  # the connection closes once it is answered
             break
     if pendings:
         await _append_all(ctx, pendings, group.waited)
         if any(pending.flush for pending in pendings):
             await _flush(pendings)
     answers: list[ProduceResponse | CloseConnection | None] = []
-    for request, topics in prepared:
-        acks = request.body.acks
+    for acks, timeout_ms, topics in prepared:
         if acks == -1 and ctx.replicas is not None:
             await _wait_replicated(
                 ctx.replicas,
                 [entry for _, entries in topics for entry in entries if type(entry) is _Pending],
-                request.body.timeout_ms,
+                timeout_ms,
             )
         answer = ProduceResponse(
             responses=[
@@ -562,6 +578,12 @@ async def handle_produces(
     return answers
 
 
+def _acks_refusal(acks: int) -> tuple[ErrorCode, str | None] | None:
+    if acks in (-1, 0, 1):
+        return None
+    return ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}: expected -1, 0 or 1"
+
+
 def _response(entry: _Entry) -> PartitionProduceResponse:
     if type(entry) is _Pending:
         assert entry.response is not None, "every pending partition is appended or refused"
@@ -585,9 +607,7 @@ async def _prepare_request(
             ctx, request, AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in body.topic_data)
         )
     )
-    refusal: tuple[ErrorCode, str | None] | None = None
-    if body.acks not in (-1, 0, 1):
-        refusal = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={body.acks}: expected -1, 0 or 1")
+    refusal = _acks_refusal(body.acks)
     topics: list[tuple[str, list[_Entry]]] = []
     for topic_data in body.topic_data:
         name = topic_data.name
@@ -598,10 +618,14 @@ async def _prepare_request(
             topic_refusal = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
         entries: list[_Entry] = []
         for partition_data in topic_data.partition_data:
+            index = partition_data.index
+            if topic_refusal:
+                entries.append(_refuse(index, *topic_refusal))
+                continue
             entries.append(
-                _refuse(partition_data.index, *topic_refusal)
-                if topic_refusal
-                else await _prepare_partition(ctx, version, body.acks, name, partition_data, group)
+                await _prepare_partition(
+                    ctx, version, body.acks, name, index, partition_data.records, group
+                )
             )
         topics.append((name, entries))
     return topics

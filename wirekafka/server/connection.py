@@ -50,6 +50,7 @@ from wirekafka.protocol.framing import FrameDecoder, frame_prefix
 from wirekafka.protocol.headers import peek_request_prefix
 from wirekafka.protocol.produce_response import produce_response_parts
 from wirekafka.protocol.rpc import Request, decode_request, encode_response_parts
+from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
 from wirekafka.security.principal import ANONYMOUS
 from wirekafka.security.ssl_principal import PrincipalMapper
 from wirekafka.server.authentication import SASL_APIS, AuthenticationFailed, SaslAuthenticator
@@ -248,13 +249,29 @@ class GroupReads:
         return read_bytes
 
 
+def _produce_request(frame: bytearray, session: Session, simple: bool) -> Request | SimpleProduce:
+    """A produce request's frame read as a SimpleProduce if ``simple`` (nothing to
+    authorize) and it is one (one topic, one partition), else decoded; raises
+    ProtocolError if it cannot be."""
+    if simple:
+        read = read_simple_produce(frame)
+        if read is not None:
+            return read
+    return decode_request(frame, session.client_host, session.principal, session.listener_name)
+
+
 def _pipelined_produces(
-    decoder: FrameDecoder, first: Request, session: Session, reads: GroupReads | None = None
-) -> list[Request]:
+    decoder: FrameDecoder,
+    first: Request | SimpleProduce,
+    session: Session,
+    reads: GroupReads | None = None,
+    simple: bool = False,
+) -> list[Request | SimpleProduce]:
     """``first``, a produce request, and the produce requests that follow it in the
     decoder (whole, of a served version, decodable), taken from it, reading on with
     ``reads`` while the decoder runs out; the first request that is not one stays
-    there, to be handled, or refused, on its own."""
+    there, to be handled, or refused, on its own. ``simple``: see
+    :func:`_produce_request`."""
     requests = [first]
     while len(requests) < MAX_PIPELINED_PRODUCES:
         frame = decoder.peek_frame()
@@ -265,9 +282,7 @@ def _pipelined_produces(
         if not PRODUCE_API.supports(peek_request_prefix(frame)[1]):
             break
         try:
-            request = decode_request(
-                frame, session.client_host, session.principal, session.listener_name
-            )
+            request = _produce_request(frame, session, simple)
         except ProtocolError:
             break
         decoder.next_frame()
@@ -276,7 +291,7 @@ def _pipelined_produces(
 
 
 async def _respond_produces(
-    host: ConnectionHost, requests: list[Request]
+    host: ConnectionHost, requests: list[Request | SimpleProduce]
 ) -> list[list[Any] | CloseConnection | None]:
     """Answer produce requests a client pipelined, together (see
     :func:`~wirekafka.handlers.produce.handle_produces`): each one's response parts, or
@@ -288,14 +303,16 @@ async def _respond_produces(
     metrics = context.metrics
     encoded: list[list[Any] | CloseConnection | None] = []
     for request, answer in zip(requests, answers, strict=False):  # answers may stop early
-        header = request.header
-        metrics.handled(ApiKey.PRODUCE, header.api_version, elapsed)
+        if type(request) is SimpleProduce:
+            version, correlation_id = request.api_version, request.correlation_id
+        else:
+            header = request.header  # type: ignore[union-attr]
+            version, correlation_id = header.api_version, header.correlation_id
+        metrics.handled(ApiKey.PRODUCE, version, elapsed)
         if answer is None or isinstance(answer, CloseConnection):
             encoded.append(answer)
         else:
-            encoded.append(
-                produce_response_parts(header.api_version, header.correlation_id, answer)
-            )
+            encoded.append(produce_response_parts(version, correlation_id, answer))
     return encoded
 
 
@@ -433,12 +450,11 @@ async def _read_requests(
             if prefix[0] == ApiKey.PRODUCE and PRODUCE_API.supports(prefix[1]):
                 if session.authenticator is not None:
                     _check_login(session.authenticator, prefix)
-                first = decode_request(
-                    frame, session.client_host, session.principal, session.listener_name
-                )
+                simple = host.context.authorizer is None
+                first = _produce_request(frame, session, simple)
                 frame = None
                 answers = await _respond_produces(
-                    host, _pipelined_produces(decoder, first, session, group_reads)
+                    host, _pipelined_produces(decoder, first, session, group_reads, simple)
                 )
                 unyielded += group_reads.done()
             else:

@@ -33,7 +33,10 @@ fails, the first difference read off the XOR of both sides taken as
 integers); the run is the shortest. So a run of records of one layout costs a
 few tens of nanoseconds a record. After a try that finds no run the walk
 reads more records on their own before it tries again, so records that do
-not repeat cost little more than their own reading.
+not repeat cost little more than their own reading. A small batch of the size
+and record count of an earlier one whose records all had one layout is checked
+against that layout at once, its first record too: one strided slice per byte
+place the layout fixes (:func:`_uniform_batch`).
 
 The check is sans-IO and resumable: :meth:`BatchCheck.run` stops at a
 deadline, and the caller can finish it later (in a worker thread, so that a
@@ -42,7 +45,6 @@ large batch does not hold up other clients).
 
 from __future__ import annotations
 
-import re
 import struct
 import time
 from collections.abc import Iterator
@@ -542,11 +544,15 @@ def _largest_delta(
 
 
 class _UniformBatch(NamedTuple):
-    """How to check a batch whose records all have one layout (see :func:`_uniform_batch`)."""
+    """How to check a batch whose records all have one layout (see :func:`_uniform_batch`):
+    its columns (one byte of every record, a strided slice)."""
 
-    records: re.Pattern[bytes]  # matches all of them: every byte but the offset deltas'
     size: int  # of each record
-    offset_deltas: tuple[tuple[int, bytes], ...]  # (place in a record, the column expected)
+    # (place in a record, the column expected): the bytes every record repeats
+    # (lengths, header count) and the offset deltas
+    columns: tuple[tuple[int, bytes], ...]
+    low: tuple[int, ...]  # places below 0x80: attributes, the timestamp delta's last byte
+    high: tuple[int, ...]  # places 0x80 and up: the timestamp delta's other bytes
     timestamp_at: int
     timestamp_width: int
 
@@ -562,37 +568,20 @@ _MAX_UNIFORM_RECORD_BYTES = 4096
 
 def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch:
     """The check of a batch of ``count`` records of the layout of ``template``, a record
-    the walk read: a regular expression with the bytes every record repeats (its
-    lengths and header count) as they are in ``template``, the attributes byte and
-    the timestamp delta's continuation bits as byte classes, any byte elsewhere
-    (key, value, offset delta); and the offset deltas' columns as they must be."""
+    the walk read: the bytes every record repeats (its lengths and header count) as
+    they are in ``template``, the offset deltas as they must be, the attributes byte
+    and the timestamp delta's continuation bits; any byte elsewhere (key, value)."""
     timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
     last_timestamp_byte = timestamp_at + timestamp_width - 1
-    repeated = set(shared)
-    pieces = []
-    free = 0  # bytes any byte may fill, not yet in the expression
-    for at in range(len(template)):
-        if at in repeated:
-            piece = re.escape(template[at : at + 1])
-        elif at == timestamp_at - 1 or at == last_timestamp_byte:  # attributes; last group
-            piece = rb"[\x00-\x7f]"
-        elif timestamp_at <= at < last_timestamp_byte:  # more groups follow
-            piece = rb"[\x80-\xff]"
-        else:
-            free += 1
-            continue
-        if free:
-            pieces.append(b".{%d}" % free)
-            free = 0
-        pieces.append(piece)
-    if free:
-        pieces.append(b".{%d}" % free)
-    record = b"".join(pieces)
     deltas = _delta_table(delta_width)
     return _UniformBatch(
-        re.compile(b"(?:%s){%d}" % (record, count), re.DOTALL),
         len(template),
-        tuple((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
+        (
+            *((at, template[at : at + 1] * count) for at in shared),
+            *((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
+        ),
+        (timestamp_at - 1, last_timestamp_byte),
+        tuple(range(timestamp_at, last_timestamp_byte)),
         timestamp_at,
         timestamp_width,
     )
@@ -624,11 +613,15 @@ def _uniform_batch(records: bytes, count: int, span: int | None, check: _Uniform
     is ``span`` (None: not checked): each record then parses, as the walk would
     find, without its first one read field by field. False leaves the batch to
     the walk, which says what is wrong, if anything."""
-    if check.records.fullmatch(records) is None:
-        return False
     size = check.size
-    for at, expected in check.offset_deltas:
+    for at, expected in check.columns:
         if records[at::size] != expected:
+            return False
+    for at in check.low:
+        if records[at::size].translate(None, _LOW_BYTES):
+            return False
+    for at in check.high:
+        if records[at::size].translate(None, _HIGH_BYTES):
             return False
     return span is None or (
         _largest_delta(records, 0, count, size, check.timestamp_at, check.timestamp_width) == span

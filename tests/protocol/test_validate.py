@@ -424,6 +424,13 @@ def test_a_batch_of_a_layout_seen_before_must_give_its_max_timestamp(count: int)
     for wrong in (largest - 1, largest + 1):
         error = refused_small(batch_of(b"".join(records), count, max_timestamp_delta=wrong))
         assert f"reach {largest} ms past" in str(error)
+    # the last record's timestamp byte with its continuation bit set, and a max timestamp
+    # that byte would give if it stood alone: refused as a record that does not parse
+    last = bytearray(records[-1])
+    last[field_at(records[-1], "timestamp")] = 0x82
+    records[-1] = bytes(last)
+    error = refused_small(batch_of(b"".join(records), count, max_timestamp_delta=0x82 >> 1))
+    assert f"record {count - 1}" in str(error)
 
 
 @pytest.mark.parametrize("count", [3, 50])

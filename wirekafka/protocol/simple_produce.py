@@ -13,47 +13,34 @@ same fields, and bytes after the request ignored.
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 FIRST_VERSION = 3  # from v3 a partition's data is one record batch, and there is a transactional id
 FIRST_FLEXIBLE_VERSION = 9
 LAST_VERSION = 9
 
 _PREFIX = struct.Struct(">hhih")  # api key, version, correlation id, client id length
-_NO_TRANSACTION = struct.Struct(">h")  # a null transactional id (non-flexible): -1
-_REQUIREMENTS = struct.Struct(">hii")  # acks, timeout, topic count (non-flexible)
-_NAME_LENGTH = struct.Struct(">h")
+# non-flexible: transactional id length (-1: null), acks, timeout, topic count, name length
+_REQUIREMENTS = struct.Struct(">hhiih")
 _PARTITION = struct.Struct(">iii")  # partition count, index, records length (non-flexible)
 _ACKS_TIMEOUT = struct.Struct(">hi")
 _INDEX = struct.Struct(">i")
 
 
-class SimpleProduce:
+class SimpleProduce(NamedTuple):
     """A produce request of one topic and one partition (see the module)."""
 
-    __slots__ = (
-        "acks", "api_version", "client_id", "correlation_id", "partition", "records",
-        "timeout_ms", "topic",
-    )  # fmt: skip
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    acks: int
+    timeout_ms: int
+    topic: str
+    partition: int
+    records: memoryview  # a view of the frame
 
-    def __init__(
-        self,
-        api_version: int,
-        correlation_id: int,
-        client_id: str | None,
-        acks: int,
-        timeout_ms: int,
-        topic: str,
-        partition: int,
-        records: memoryview,
-    ) -> None:
-        self.api_version = api_version
-        self.correlation_id = correlation_id
-        self.client_id = client_id
-        self.acks = acks
-        self.timeout_ms = timeout_ms
-        self.topic = topic
-        self.partition = partition
-        self.records = records  # a view of the frame
+
+_new = tuple.__new__  # a SimpleProduce without the call through its __new__
 
 
 def read_simple_produce(frame: bytearray | bytes) -> SimpleProduce | None:
@@ -81,12 +68,9 @@ def read_simple_produce(frame: bytearray | bytes) -> SimpleProduce | None:
         return _flexible(frame, pos, end, version, correlation_id, client_id)
     if end - pos < 14:
         return None
-    if _NO_TRANSACTION.unpack_from(frame, pos)[0] != -1:
+    transaction, acks, timeout_ms, topics, length = _REQUIREMENTS.unpack_from(frame, pos)
+    if transaction != -1 or topics != 1:
         return None
-    acks, timeout_ms, topics = _REQUIREMENTS.unpack_from(frame, pos + 2)
-    if topics != 1:
-        return None
-    length = _NAME_LENGTH.unpack_from(frame, pos + 12)[0]
     pos += 14
     if length < 0 or end - pos < length + 12:
         return None
@@ -100,8 +84,9 @@ def read_simple_produce(frame: bytearray | bytes) -> SimpleProduce | None:
     if partitions != 1 or size < 0 or end - pos < size:
         return None
     records = memoryview(frame)[pos : pos + size]
-    return SimpleProduce(
-        version, correlation_id, client_id, acks, timeout_ms, topic, index, records
+    return _new(
+        SimpleProduce,
+        (version, correlation_id, client_id, acks, timeout_ms, topic, index, records),
     )
 
 
@@ -150,13 +135,8 @@ def _flexible(
     pos += size
     if frame[pos] or frame[pos + 1] or frame[pos + 2]:  # partition, topic, request tags
         return None
-    return SimpleProduce(
-        version,
-        correlation_id,
-        client_id,
-        acks,
-        timeout_ms,
-        topic,
-        index,
-        memoryview(frame)[records_at : records_at + size],
+    records = memoryview(frame)[records_at : records_at + size]
+    return _new(
+        SimpleProduce,
+        (version, correlation_id, client_id, acks, timeout_ms, topic, index, records),
     )

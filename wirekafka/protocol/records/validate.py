@@ -551,7 +551,7 @@ class _UniformBatch(NamedTuple):
     # (place in a record, the column expected): the bytes every record repeats
     # (lengths, header count) and the offset deltas
     columns: tuple[tuple[int, bytes], ...]
-    low: tuple[int, ...]  # places below 0x80: attributes, the timestamp delta's last byte
+    low: tuple[int, ...]  # places below 0x80: attributes, a wider timestamp delta's last byte
     high: tuple[int, ...]  # places 0x80 and up: the timestamp delta's other bytes
     timestamp_at: int
     timestamp_width: int
@@ -580,7 +580,8 @@ def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch
             *((at, template[at : at + 1] * count) for at in shared),
             *((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
         ),
-        (timestamp_at - 1, last_timestamp_byte),
+        # a one-byte timestamp delta is checked with the largest one
+        (timestamp_at - 1,) if timestamp_width == 1 else (timestamp_at - 1, last_timestamp_byte),
         tuple(range(timestamp_at, last_timestamp_byte)),
         timestamp_at,
         timestamp_width,
@@ -622,6 +623,18 @@ def _uniform_batch(records: bytes, count: int, span: int | None, check: _Uniform
             return False
     for at in check.high:
         if records[at::size].translate(None, _HIGH_BYTES):
+            return False
+    if check.timestamp_width == 1:  # deltas under 64 ms, the most common
+        column = records[check.timestamp_at :: size]
+        last = column[-1]  # the zigzag value: the last delta is mostly the largest
+        if (
+            last < 0x80
+            and not last & 1
+            and span == last >> 1
+            and not column.translate(None, _UP_TO[last])
+        ):
+            return True  # none above the last (so all below 0x80): it is the largest
+        if column.translate(None, _LOW_BYTES):
             return False
     return span is None or (
         _largest_delta(records, 0, count, size, check.timestamp_at, check.timestamp_width) == span

@@ -57,9 +57,8 @@ def read_simple_produce(frame: bytearray | bytes) -> SimpleProduce | None:
     if length >= 0:
         if pos + length > end:
             return None
-        try:
-            client_id = str(frame[pos : pos + length], "utf-8")
-        except UnicodeDecodeError:
+        client_id = _text(frame, pos, length)
+        if client_id is None:
             return None
         pos += length
     elif length != -1:
@@ -74,9 +73,8 @@ def read_simple_produce(frame: bytearray | bytes) -> SimpleProduce | None:
     pos += 14
     if length < 0 or end - pos < length + 12:
         return None
-    try:
-        topic = str(frame[pos : pos + length], "utf-8")
-    except UnicodeDecodeError:
+    topic = _text(frame, pos, length)
+    if topic is None:
         return None
     pos += length
     partitions, index, size = _PARTITION.unpack_from(frame, pos)
@@ -108,9 +106,8 @@ def _flexible(
     pos += 10
     if not 0 <= length < 0x7F or end - pos < length + 6:
         return None
-    try:
-        topic = str(frame[pos : pos + length], "utf-8")
-    except UnicodeDecodeError:
+    topic = _text(frame, pos, length)
+    if topic is None:
         return None
     pos += length
     if frame[pos] != 2:  # one partition
@@ -140,3 +137,11 @@ def _flexible(
         SimpleProduce,
         (version, correlation_id, client_id, acks, timeout_ms, topic, index, records),
     )
+
+
+def _text(frame: bytearray | bytes, pos: int, length: int) -> str | None:
+    """The UTF-8 string of ``length`` bytes at ``pos``; None if it is not UTF-8."""
+    try:
+        return str(frame[pos : pos + length], "utf-8")
+    except UnicodeDecodeError:
+        return None

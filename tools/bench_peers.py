@@ -27,7 +27,10 @@ request and per GB of record payload. Requests are counted by the client
 the Java client's ``request-total`` metric), so they include its Metadata and,
 for the Java consumer, group requests. Then a table of medians with the ratios
 wirekafka/peer, and, with both ``partitions-*`` rows, each broker's CPU per
-message at 1,000 partitions against 1.
+message at 1,000 partitions against 1. For librdkafka's producer rows it also
+gives the load generator's own CPU per message (``getrusage`` of the ended
+child) against each broker: on two cores it shares the machine with the
+broker, so what it spends bounds the rate as much as what the broker spends.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]
@@ -165,6 +168,11 @@ class Result:
     p50_ms: float | None = None
     p99_ms: float | None = None
     rss_mb: tuple[float, float, float] | None = None  # the broker's: at the start, max, at the end
+    load_cpu_s: float | None = None  # the load generator's (librdkafka's producer rows)
+
+    @property
+    def load_cpu_us_per_message(self) -> float | None:
+        return None if self.load_cpu_s is None else self.load_cpu_s / self.messages * 1e6
 
     @property
     def cpu_us_per_message(self) -> float:
@@ -214,6 +222,13 @@ def delivered_all(output: str) -> bool:
     that record as queued (a race of the program's, not a failure)."""
     found = DELIVERED_ALL.findall(output)
     return bool(found) and int(found[-1][1]) >= int(found[-1][0])
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's children that have ended (a load generator, once
+    run() has waited for it; the brokers run on)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def on_broker(pids: Pids, command: Sequence[str]) -> tuple[str, float]:
@@ -386,10 +401,12 @@ def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options:
 
 def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., Result]:
     def measure(bootstrap: str, pids: Pids, topic: str) -> Result:
+        load_before = children_cpu_seconds()
         output, cpu = on_broker(pids, rdkafka_produce(bootstrap, topic, size, count, *options))
+        load_cpu_s = children_cpu_seconds() - load_before
         rate, mb_s = last_match(PRODUCED, output, "rdkafka_performance")
         requests = rdkafka_requests(output, count, "txmsgs")
-        return Result(count, float(rate), float(mb_s), requests, cpu)
+        return Result(count, float(rate), float(mb_s), requests, cpu, load_cpu_s=load_cpu_s)
 
     return measure
 
@@ -737,6 +754,7 @@ def median_result(results: Sequence[Result]) -> Result:
         return statistics.median(known) if known else None
 
     rss = [r.rss_mb for r in results if r.rss_mb is not None]
+    load = med([r.load_cpu_s for r in results])
     return Result(
         results[0].messages,
         statistics.median(r.rate for r in results),
@@ -754,6 +772,7 @@ def median_result(results: Sequence[Result]) -> Result:
             if rss
             else None
         ),
+        load,
     )
 
 
@@ -808,6 +827,20 @@ def print_partition_cost(medians: dict[str, dict[str, Result]]) -> None:
         )
 
 
+def print_load_cost(medians: dict[str, dict[str, Result]]) -> None:
+    """The load generator's CPU per message against each peer: on these 2 cores it
+    shares the machine with the broker, so what it spends bounds the rate too."""
+    for name, found in medians.items():
+        known = {
+            peer: cost
+            for peer, result in found.items()
+            if (cost := result.load_cpu_us_per_message) is not None
+        }
+        if known:
+            listed = ", ".join(f"{peer} {cost:.2f}" for peer, cost in known.items())
+            print(f"{name}: the load generator's CPU per message (µs) against {listed}")
+
+
 def run_limit(row: Row, peer: Peer, topic: str, messages: int) -> Result | None:
     """The row's limit, if it has one, after a run of wirekafka from this
     checkout (not ``--baseline``'s), on the directory of the topic's partition."""
@@ -834,9 +867,11 @@ def run_row(name: str, row: Row, peers: Sequence[Peer], reps: int) -> dict[str, 
                     found[SENDFILE] = limit
             for who, result in found.items():
                 results.setdefault(who, []).append(result)
+                load = result.load_cpu_us_per_message
                 print(
                     f"{name} rep {rep + 1} {who:>12}: {figure(result, row.unit):>18}, "
-                    f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}",
+                    f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}"
+                    + (f", load generator {load:.2f} µs/msg" if load is not None else ""),
                     flush=True,
                 )
     return {peer: median_result(found) for peer, found in results.items()}
@@ -885,6 +920,7 @@ def main() -> None:
             medians[name] = run_row(name, row, turn, args.reps)
         print_table(medians, {name: table[name].unit for name in medians})
         print_partition_cost(medians)
+        print_load_cost(medians)
     print(f"\npython -m tools.bench_peers {' '.join(sys.argv[1:])}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tools.bench_peers import Result, delivered_all, rdkafka_requests
+from tools.bench_peers import Result, delivered_all, median_result, rdkafka_requests
 
 
 def test_cpu_per_gb_is_of_the_payload_the_client_counted():
@@ -35,3 +35,14 @@ def test_a_producer_that_delivered_all_it_sent_has_not_failed_whatever_its_exit_
     assert not delivered_all(raced.replace("0 failed", "3 failed"))
     assert not delivered_all(raced.replace("500000 delivered", "499000 delivered"))
     assert not delivered_all("% Sending 500000 messages of size 1024 bytes\n")
+
+
+def test_the_median_of_runs_keeps_the_load_generator_s_cpu_per_message():
+    runs = [
+        Result(1_000, 1000.0, 0.1, None, 0.001, load_cpu_s=seconds)
+        for seconds in (0.002, 0.001, 0.003)
+    ]
+    median = median_result(runs)
+    assert median.load_cpu_s == 0.002
+    assert median.load_cpu_us_per_message == 2.0
+    assert Result(1_000, 1000.0, 0.1, None, 0.001).load_cpu_us_per_message is None

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.handlers.support import make_batch, produce_request
+from tests.server.test_authentication import Clock, authenticate, authenticator, handshake
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import RequestHeader
@@ -195,3 +196,25 @@ def produce_frame(correlation_id: int, version: int = 9, value_bytes: int = 1) -
     header = RequestHeader(ApiKey.PRODUCE, version, correlation_id, "c")
     batch = make_batch([b"v" * value_bytes])
     return encode_request(header, produce_request("t", batch, acks=1))
+
+
+def test_a_group_ends_where_the_sasl_session_expired() -> None:
+    clock = Clock()
+    session = Session("/127.0.0.1", "SASL_PLAINTEXT")
+    session.authenticator = authenticator(reauth_ms=5000, clock=clock)
+    handshake(session.authenticator, "PLAIN")
+    authenticate(session.authenticator, b"\x00alice\x00alice-secret")
+
+    def group() -> tuple[int, FrameDecoder]:
+        decoder = FrameDecoder()
+        decoder.receive_data(b"".join(encode_frame(produce_frame(n)) for n in range(4)))
+        frame = decoder.next_frame()
+        assert frame is not None
+        taken = _pipelined_produces(decoder, _produce_request(frame, session, True), session)
+        return len(taken), decoder
+
+    assert group()[0] == 4
+    clock.now_s += 5.1
+    taken, decoder = group()
+    assert taken == 1  # the next is left to be refused on its own, closing the connection
+    assert decoder.peek_frame() is not None

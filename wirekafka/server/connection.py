@@ -273,12 +273,15 @@ def _pipelined_produces(
     there, to be handled, or refused, on its own. ``simple``: see
     :func:`_produce_request`."""
     requests = [first]
+    authenticator = session.authenticator
     while len(requests) < MAX_PIPELINED_PRODUCES:
         frame = decoder.peek_frame()
         if frame is None and reads is not None and reads.read_more():
             continue
         if frame is None or len(frame) < 8 or frame[0] or frame[1]:  # not Produce (key 0)
             break
+        if authenticator is not None and authenticator.expired():
+            break  # its SASL session ended: refused on its own, and the connection closed
         if not PRODUCE_API.supports(peek_request_prefix(frame)[1]):
             break
         try:

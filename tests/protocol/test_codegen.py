@@ -25,7 +25,7 @@ from wirekafka.groups import offsets_topic
 from wirekafka.protocol import schema as wire
 from wirekafka.protocol.api_table import API_TABLE
 from wirekafka.protocol.codec import decode_struct, encode_struct, struct_codec
-from wirekafka.protocol.codegen import _uvarint
+from wirekafka.protocol.codegen import read_uvarint
 from wirekafka.protocol.errors import ProtocolError
 from wirekafka.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -367,7 +367,7 @@ def test_the_varint_fast_path_reads_what_the_reader_reads():
         view = memoryview(data).cast("B")
         status, result = outcome(lambda view=view: (Reader(view).unsigned_varint(), _end(view)))
         expected = result if status == "ok" else (-1, 0)
-        assert _uvarint(view, 0, len(view)) == expected, data.hex()
+        assert read_uvarint(view, 0, len(view)) == expected, data.hex()
 
 
 def _end(view: memoryview) -> int:

@@ -163,7 +163,7 @@ def _short(buf: memoryview, pos: int, end: int, names: tuple[str, ...]) -> NoRet
     raise AssertionError(f"fields {names} fit at {pos} though the generated decoder found not")
 
 
-def _uvarint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
+def read_uvarint(buf: memoryview | bytearray | bytes, pos: int, end: int) -> tuple[int, int]:
     """An unsigned varint of at most 32 bits and the position after it, or
     ``(-1, pos)`` if the one at ``pos`` is cut off, too long or too large."""
     if pos + 1 < end and buf[pos] >= 0x80 > buf[pos + 1]:  # two bytes: up to 16 KiB
@@ -257,7 +257,7 @@ _I32 = struct.Struct(">i")
 
 # What every generated function sees, besides its own constants.
 _HELPERS: dict[str, Any] = {
-    "_slow": _slow, "_fail": _fail, "_short": _short, "_uvarint": _uvarint,
+    "_slow": _slow, "_fail": _fail, "_short": _short, "_uvarint": read_uvarint,
     "_skip_tagged": _skip_tagged, "_read_tagged": _read_tagged, "_write_tagged": _write_tagged,
     "_MISSING": _MISSING, "_UUID": uuid.UUID, "_new": object.__new__,
     "_i16": _I16.unpack_from, "_i32": _I32.unpack_from, "_pack_i16": _I16.pack,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from wirekafka.protocol.codegen import read_uvarint
+
 FIRST_VERSION = 3  # from v3 a partition's data is one record batch, and there is a transactional id
 FIRST_FLEXIBLE_VERSION = 9
 LAST_VERSION = 9
@@ -114,18 +116,8 @@ def _flexible(
         return None
     index = _INDEX.unpack_from(frame, pos + 1)[0]
     pos += 5
-    size = 0  # the records' length + 1, an unsigned varint of up to 5 bytes
-    for shift in range(0, 35, 7):
-        if pos >= end:
-            return None
-        byte = frame[pos]
-        pos += 1
-        size |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            break
-    else:
-        return None
-    size -= 1  # -1: null records, left to the codec (the handler refuses them)
+    size, pos = read_uvarint(frame, pos, end)  # the records' length + 1, as the codec reads it
+    size -= 1  # -1: null records, left to the codec (the handler refuses them); -2: unreadable
     if size < 0 or end - pos < size + 3:
         return None
     records_at = pos

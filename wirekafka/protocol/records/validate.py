@@ -507,15 +507,10 @@ def _largest_delta(
     group on. Otherwise, or for wider deltas, every delta is compared.
     """
     columns = [buf[pos + timestamp_at + j : pos + count * size : size] for j in range(width)]
-    if width == 1:  # deltas under 64 ms, the most common: the bytes are the zigzag values
-        (column,) = columns
-        last = column[-1]
-        if not last & 1 and not column.translate(None, _UP_TO[last]):
-            return last >> 1
-        for value in range(126, -1, -2):  # the largest even value, found with memchr
-            if column.find(value) >= 0:
-                return value >> 1
-        return -((min(column) + 1) >> 1)
+    if width == 1:  # deltas under 64 ms, the most common
+        largest = _largest_one_byte_delta(columns[0])
+        assert largest is not None, "a run's timestamp bytes were checked below 0x80"
+        return largest
     if width == 2:
         low, high = columns
         last_low, last_high = low[-1] & 0x7F, high[-1]
@@ -541,6 +536,20 @@ def _largest_delta(
     for j in range(width):
         raw |= ((chosen >> (8 * j)) & 0x7F) << (7 * j)
     return (raw >> 1) ^ -(raw & 1)
+
+
+def _largest_one_byte_delta(column: bytes) -> int | None:
+    """The largest of one-byte timestamp deltas, ``column`` their bytes (the zigzag
+    values themselves); None if a byte is 0x80 or above (not a one-byte varint)."""
+    last = column[-1]
+    if last < 0x80 and not last & 1 and not column.translate(None, _UP_TO[last]):
+        return last >> 1  # none above the last (so all below 0x80)
+    if column.translate(None, _LOW_BYTES):
+        return None
+    for value in range(126, -1, -2):  # the largest even value, found with memchr
+        if column.find(value) >= 0:
+            return value >> 1
+    return -((min(column) + 1) >> 1)
 
 
 class _UniformBatch(NamedTuple):
@@ -580,7 +589,7 @@ def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch
             *((at, template[at : at + 1] * count) for at in shared),
             *((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
         ),
-        # a one-byte timestamp delta is checked with the largest one
+        # a one-byte timestamp delta is checked on the column its largest is found on
         (timestamp_at - 1,) if timestamp_width == 1 else (timestamp_at - 1, last_timestamp_byte),
         tuple(range(timestamp_at, last_timestamp_byte)),
         timestamp_at,
@@ -625,17 +634,8 @@ def _uniform_batch(records: bytes, count: int, span: int | None, check: _Uniform
         if records[at::size].translate(None, _HIGH_BYTES):
             return False
     if check.timestamp_width == 1:  # deltas under 64 ms, the most common
-        column = records[check.timestamp_at :: size]
-        last = column[-1]  # the zigzag value: the last delta is mostly the largest
-        if (
-            last < 0x80
-            and not last & 1
-            and span == last >> 1
-            and not column.translate(None, _UP_TO[last])
-        ):
-            return True  # none above the last (so all below 0x80): it is the largest
-        if column.translate(None, _LOW_BYTES):
-            return False
+        largest = _largest_one_byte_delta(records[check.timestamp_at :: size])
+        return largest is not None and (span is None or largest == span)
     return span is None or (
         _largest_delta(records, 0, count, size, check.timestamp_at, check.timestamp_width) == span
     )

@@ -123,13 +123,9 @@ def pipe() -> Iterator[tuple[PlainTransport, int]]:
     os.close(write_fd)
 
 
-def _first_read(transport: PlainTransport, decoder: FrameDecoder, reads: GroupReads) -> Request:
+def _first_read(decoder: FrameDecoder, reads: GroupReads) -> Request:
     """What the connection's reader does: read up to the allowance, take the first frame."""
-    view = decoder.fill_view(receive_size(decoder, reserved=False))
-    received = transport.read_into(view)
-    assert received
-    reads.more_waiting = received == len(view)
-    decoder.filled(received)
+    assert reads.read(receive_size(decoder, reserved=False))
     frame = decoder.next_frame()
     assert frame is not None
     return decode_request(frame, "/127.0.0.1")
@@ -142,7 +138,7 @@ def test_a_group_reads_on_past_the_allowance_with_room_from_the_pool(pipe) -> No
     pool = MemoryPool(1 << 20)
     decoder = FrameDecoder()
     reads = GroupReads(decoder, transport.read_into, pool)
-    first = _first_read(transport, decoder, reads)
+    first = _first_read(decoder, reads)
     in_first_read = 1 + len(decoder._frames)
     group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
     assert in_first_read == UNRESERVED_BYTES // len(frames[0])
@@ -153,7 +149,7 @@ def test_a_group_reads_on_past_the_allowance_with_room_from_the_pool(pipe) -> No
     assert pool.reserved_bytes == 0
     # the next group starts where this one ended
     taken = len(group)
-    first = _first_read(transport, decoder, reads)
+    first = _first_read(decoder, reads)
     group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
     assert [r.header.correlation_id for r in group] == list(range(taken, 20))
     reads.done()
@@ -170,7 +166,7 @@ def test_a_group_reads_no_more_when_the_pool_has_no_room_free_or_the_socket_had_
     held = pool.try_reserve((1 << 20) - GROUP_EXTRA_BYTES + 1)
     decoder = FrameDecoder()
     reads = GroupReads(decoder, transport.read_into, pool)
-    first = _first_read(transport, decoder, reads)
+    first = _first_read(decoder, reads)
     group = _pipelined_produces(decoder, first, Session("/127.0.0.1", "PLAINTEXT"), reads)
     assert len(group) == UNRESERVED_BYTES // len(frames[0])  # what the allowance held
     assert reads.done() == 0

@@ -194,12 +194,15 @@ async def _respond(
 
 
 class GroupReads:
-    """Reads for a group of pipelined produce requests beyond the connection's allowance,
-    while the socket may hold more of them: up to ``GROUP_EXTRA_BYTES``, reserved from
-    the pool only if free at once (a group never waits for room), until :meth:`done`."""
+    """A connection's reads into its decoder (:meth:`read`), and those a group of
+    pipelined produce requests makes beyond the connection's allowance while the
+    socket may hold more of them (:meth:`read_more`): up to ``GROUP_EXTRA_BYTES``,
+    reserved from the pool only if free at once (a group never waits for room),
+    until :meth:`done`."""
 
     __slots__ = (
-        "_decoder", "_left", "_pool", "_read_into", "more_waiting", "read_bytes", "reservation",
+        "_decoder", "_left", "_more_waiting", "_pool", "_read_into", "read_bytes",
+        "reservation",
     )  # fmt: skip
 
     def __init__(
@@ -211,15 +214,25 @@ class GroupReads:
         self._decoder = decoder
         self._read_into = read_into
         self._pool = pool
-        self.more_waiting = False  # the last read filled what it was given
+        self._more_waiting = False  # the last read filled what it was given
         self.reservation: Reservation | None = None
         self._left = 0
         self.read_bytes = 0  # since the group began
 
+    def read(self, size: int) -> int | None:
+        """Read up to ``size`` bytes into the decoder: how many (0 at the socket's end),
+        or None if the socket holds none now. Raises ProtocolError on a bad frame size."""
+        view = self._decoder.fill_view(size)
+        received = self._read_into(view)
+        self._more_waiting = received == len(view)
+        if received:
+            self._decoder.filled(received)
+        return received
+
     def read_more(self) -> int:
         """Read more of the group into the decoder: how many bytes (0: no more now)."""
         decoder = self._decoder
-        if not self.more_waiting or needs_reservation(decoder) is not None:
+        if not self._more_waiting or needs_reservation(decoder) is not None:
             return 0  # the socket is empty, or a large frame comes: the reader's to reserve
         if self.reservation is None:
             self.reservation = self._pool.try_reserve(GROUP_EXTRA_BYTES)
@@ -229,14 +242,11 @@ class GroupReads:
         size = min(receive_size(decoder, False), self._left)
         if size <= 0:
             return 0
-        view = decoder.fill_view(size)
-        received = self._read_into(view)
-        self.more_waiting = received == len(view)
+        received = self.read(size)
         if not received:  # nothing now, or the end: the reader finds which
             return 0
         self._left -= received
         self.read_bytes += received
-        decoder.filled(received)
         return received
 
     def done(self) -> int:
@@ -403,9 +413,8 @@ async def _read_requests(
     together."""
     config = host.context.config
     sock = transport.sock
-    read_into = transport.read_into
     waiting = ReadWait(sock)
-    group_reads = GroupReads(decoder, read_into, host.memory_pool)
+    reads = GroupReads(decoder, transport.read_into, host.memory_pool)
     prefix: RequestPrefix | None = None  # of the request being handled
     reserved: Reservation | None = None  # for the frame being received or handled
     unyielded = 0  # bytes read since this task last let others run
@@ -422,9 +431,7 @@ async def _read_requests(
                     reserved = await _wait_for_room(host, wanted)
                     if reserved is None:
                         return  # the broker is stopping
-                view = decoder.fill_view(receive_size(decoder, reserved is not None))
-                received = read_into(view)
-                group_reads.more_waiting = received == len(view)
+                received = reads.read(receive_size(decoder, reserved is not None))
                 if received is None:  # nothing to read: answer, and wait for the client
                     responses.send_now()
                     waiting.since = trio.current_time()
@@ -444,7 +451,6 @@ async def _read_requests(
                 if not received:
                     return
                 unyielded += received
-                decoder.filled(received)
                 continue
             prefix = None  # a header that cannot be read is not the last request's
             prefix = peek_request_prefix(frame)
@@ -457,9 +463,9 @@ async def _read_requests(
                 first = _produce_request(frame, session, simple)
                 frame = None
                 answers = await _respond_produces(
-                    host, _pipelined_produces(decoder, first, session, group_reads, simple)
+                    host, _pipelined_produces(decoder, first, session, reads, simple)
                 )
-                unyielded += group_reads.done()
+                unyielded += reads.done()
             else:
                 answers = [await _respond(host, frame, prefix, session)]
                 frame = None
@@ -484,7 +490,7 @@ async def _read_requests(
     finally:
         if reserved is not None:
             host.memory_pool.release(reserved)
-        group_reads.done()
+        reads.done()
 
 
 async def _write_responses(

@@ -211,7 +211,7 @@ class TestBroker:
             raise response
         if response is None:
             return None
-        correlation_id = _correlation_id(frame)
+        correlation_id = peek_request_prefix(frame)[2]
         parts = produce_response_parts(version, correlation_id, response)
         return self._decoded_response(ApiKey.PRODUCE, version, parts, correlation_id)
 
@@ -371,7 +371,3 @@ def fetch_request(
         forgotten_topics_data=[],
         rack_id="",
     )
-
-
-def _correlation_id(frame: bytes) -> int:
-    return peek_request_prefix(frame)[2]

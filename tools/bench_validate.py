@@ -7,6 +7,9 @@ next to CRC32C over the same bytes, which the broker computes anyway:
 * records of one layout (the same key and value sizes, no headers), as
   rdkafka_performance and most benchmarks send, in batches of 9,000, 1,000,
   50 and 1, with timestamp deltas of one and of two bytes;
+* 90 such records, whose offset deltas take a second byte from the 65th record
+  on, and whose timestamp deltas also do from the 42nd (past 63 ms): batches
+  as librdkafka sends to each of 1,000 partitions;
 * records whose value sizes vary, and records with headers, read one by one;
 * compressed batches (the inflating included).
 
@@ -58,6 +61,8 @@ SHAPES = {
     "one layout, 50 records": batch(50),
     "one layout, 1 record": batch(1),
     "one layout, 2-byte timestamp deltas": batch(9000, timestamp_step_ms=1),
+    "90 records, 64 + 26 (offset deltas widen)": batch(90),
+    "90 records, 41 + 23 + 26 (both widen)": batch(90, timestamp_step_ms=1.6),
     "varying value sizes, 5,000": batch(5000, vary=True),
     "headers, 5,000": batch(5000, headers=True),
     "one layout, lz4, 9,000": batch(9000, compression=CompressionType.LZ4),

@@ -22,6 +22,7 @@ from tests.protocol.crafted_batches import (
 )
 from tests.protocol.records_gen import sample_records
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.records import validate
 from wirekafka.protocol.records.compression import CompressionType, compress
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import (
@@ -348,9 +349,9 @@ def test_two_byte_timestamp_deltas_give_their_largest(deltas: list[int], grow: b
     assert_max_timestamp_checked(sorted(deltas) if grow else deltas, key=b"k", value=b"v" * 20)
 
 
-# A batch of the size and record count of an earlier batch whose records all had
-# one layout is first tried against that layout, its first record included
-# (validate._uniform_batch); what does not fit it goes to the walk.
+# The records of a batch of known layouts (a layout the walk found a run of
+# before, in any batch) are checked as runs of those layouts, the first record of
+# each run included (validate._known_records); what does not fit goes to the walk.
 
 
 def check_small(batch: bytes, *, keys_required: bool = False) -> None:
@@ -375,14 +376,44 @@ def layout_seen(count: int) -> list[bytes]:
     return records
 
 
+# 260 records of uniform(): offset deltas of one byte to the 64th, timestamp deltas
+# (i // 3) of one byte to the 192nd: runs of three layouts, each learned by the walk
+LAYOUTS_SEEN = 260
+
+
+def layouts_seen() -> None:
+    check_small(batch_of(b"".join(uniform(LAYOUTS_SEEN, size=50)), LAYOUTS_SEEN))
+
+
+def known_records(batch: bytes) -> int | None:
+    header = read_batch_header(batch)
+    return validate._known_records(bytes(batch[HEADER_BYTES:]), header.record_count, False)
+
+
+@pytest.mark.parametrize("count", [1, 3, 50, 63, 64, 65, 90, 192, 193, 200, 300])
+def test_batches_of_any_count_are_checked_as_runs_of_the_layouts_seen(count: int) -> None:
+    layouts_seen()
+    records = uniform(count, size=50)
+    batch = batch_of(b"".join(records), count)
+    assert known_records(batch) == (count - 1) // 3  # runs of known layouts, found whole
+    check_small(batch)
+
+
 @pytest.mark.parametrize("fault", RUN_FAULTS)
 @pytest.mark.parametrize(
-    ("count", "victim"), [(1, 0), (3, 0), (3, 2), (50, 0), (50, 1), (50, 25), (50, 49)]
+    ("count", "victim"),
+    [
+        *((1, 0), (3, 0), (3, 2), (50, 0), (50, 1), (50, 25), (50, 49)),
+        *((90, 0), (90, 63), (90, 64), (90, 89)),  # offset deltas widen at the 65th record
+        *((200, 64), (200, 191), (200, 192), (200, 199)),  # timestamp deltas, at the 193rd
+    ],
 )
-def test_a_batch_of_a_layout_seen_before_is_checked_in_every_record(
+def test_a_batch_of_known_layouts_is_checked_in_every_record(
     fault: str, count: int, victim: int
 ) -> None:
-    records = layout_seen(count)
+    layouts_seen()
+    layout_seen(count)
+    records = uniform(count, size=50)
     broken = bytearray(records[victim])
     broken[field_at(records[victim], fault)] ^= (
         0x80 if fault in ("attributes", "timestamp") else 0x02
@@ -390,9 +421,55 @@ def test_a_batch_of_a_layout_seen_before_is_checked_in_every_record(
     records[victim] = bytes(broken)
     batch = batch_of(b"".join(records), count)
     assert len(batch) == len(batch_of(b"".join(uniform(count, size=50)), count))  # same key
+    assert known_records(batch) is None
     error = refused_small(batch)
     assert error.error_code == ErrorCode.INVALID_RECORD
     assert f"record {victim}" in str(error) or "past the batch's base" in str(error)
+
+
+def test_the_largest_timestamp_delta_of_any_run_is_the_batchs() -> None:
+    """The largest delta in the first of two runs (offset deltas of one byte, then two)."""
+    deltas = [60 + i % 4 for i in range(64)] + [i % 6 for i in range(64, 130)]
+    records = b"".join(
+        record_bytes(i, key=b"key1", value=b"v" * 50, timestamp_delta=delta)
+        for i, delta in enumerate(deltas)
+    )
+    check_small(batch_of(records, 130))  # the walk, learning both layouts
+    assert known_records(batch_of(records, 130)) == 63
+    check_small(batch_of(records, 130))
+    for wrong in (62, 64, 5):
+        error = refused_small(batch_of(records, 130, max_timestamp_delta=wrong))
+        assert "reach 63 ms past" in str(error)
+
+
+def test_batches_of_known_layouts_are_refused_exactly_where_the_walk_refuses_them() -> None:
+    """Random batches of records of a few layouts, their timestamp deltas widening
+    at random, one byte changed (or none): the check with those layouts known
+    refuses exactly what the walk alone refuses."""
+    rng = random.Random(16)
+    for _ in range(max(EXAMPLES // 20, 100)):
+        count = rng.randrange(1, 300)
+        step = rng.choice([0, 1, 2, 50])
+        layouts = [(b"key1", 50), (None, 100), (b"k", 7)][: rng.randrange(1, 4)]
+        records = []
+        for i in range(count):
+            key, size = layouts[(i // rng.choice([1, 20, 1000])) % len(layouts)]
+            records.append(
+                record_bytes(i, key=key, value=b"v" * size, timestamp_delta=i * step // 3)
+            )
+        good = batch_of(b"".join(records), count)
+        check_small(good)  # the walk learns the layouts of its runs
+        check_small(good)
+        bad = bytearray(good)
+        if rng.random() < 0.9:
+            bad[rng.randrange(HEADER_BYTES, len(bad))] = rng.randrange(256)
+            struct.pack_into(">I", bad, CRC_OFFSET, compute_crc(bad, 0, len(bad)))
+        try:
+            check(bytes(bad))  # the walk, chunk by chunk
+        except InvalidRecords as walked:
+            assert str(refused_small(bytes(bad))) == str(walked)
+        else:
+            check_small(bytes(bad))
 
 
 @pytest.mark.parametrize("count", [3, 50])

@@ -23,20 +23,23 @@ differ from one another only in their timestamp and offset deltas. So after
 reading a record (its layout is where the walk found its fields), the walk
 checks how many of the records after it repeat its layout, if the next one has
 its length, with slices that step through the buffer one record size at a time:
-the bytes that must be equal (lengths, header count) counted, the offset
-deltas against a table of their encodings, the attributes and the timestamp
-deltas' continuation bits by ``translate`` deleting what is allowed, and the
-deltas' largest value (the last record's, mostly, which a few passes confirm,
+the bytes that must be equal (lengths, header count) and the offset deltas
+compared with what they must be, the top bits of the attributes and the
+timestamp deltas by ``isascii`` (after a ``translate`` where they must be
+set), and the deltas' largest value (the last record's, mostly, which a few passes confirm,
 or by laying them out as integers for one ``struct.unpack``). Each condition
 gives how many records in a row meet it, from one pass in C (and, where it
 fails, the first difference read off the XOR of both sides taken as
 integers); the run is the shortest. So a run of records of one layout costs a
 few tens of nanoseconds a record. After a try that finds no run the walk
 reads more records on their own before it tries again, so records that do
-not repeat cost little more than their own reading. A small batch of the size
-and record count of an earlier one whose records all had one layout is checked
-against that layout at once, its first record too: one strided slice per byte
-place the layout fixes (:func:`_uniform_batch`).
+not repeat cost little more than their own reading.
+
+The layouts the walk finds runs of are kept, and the next batch whose records
+all have such layouts (a producer's next batch, mostly, whatever its record
+count) is checked as runs of them at once, the first record of each run too,
+without reading any record on its own (:func:`_known_records`): where the
+offset deltas or the timestamp deltas widen, a run of the next layout begins.
 
 The check is sans-IO and resumable: :meth:`BatchCheck.run` stops at a
 deadline, and the caller can finish it later (in a worker thread, so that a
@@ -65,16 +68,19 @@ CHUNK_BYTES = 256 * 1024
 _MIN_RECORD_BODY_BYTES = 6  # attributes, two deltas, key and value lengths, header count
 _MIN_RUN = 8  # fewer records than this are not worth checking as a run
 _MAX_PROBE_BACKOFF = 256  # records read one at a time, at most, between run checks
-_EVEN_BYTES = bytes(range(0, 0x100, 2))
-_UP_TO = [bytes(range(top + 1)) for top in range(0x80)]  # bytes 0..top, for translate()
-# for translate(): the bytes whose low 7 bits are at most top
-_LOW_7_BITS_UP_TO = [bytes(b for b in range(0x100) if b & 0x7F <= top) for top in range(0x80)]
+# translate() tables, whose output is ASCII (isascii(), a pass in C) when every
+# byte of the input is as the name says: 0x80 and up (_TOP_BIT_FLIPPED), even
+# (_ODD), at most top (_ABOVE[top]), or so in its low 7 bits (_LOW_7_BITS_ABOVE)
+_TOP_BIT_FLIPPED = bytes(byte ^ 0x80 for byte in range(0x100))
+_ODD = bytes((byte & 1) << 7 for byte in range(0x100))
+_ABOVE = [bytes(0x80 * (byte > top) for byte in range(0x100)) for top in range(0x80)]
+_LOW_7_BITS_ABOVE = [
+    bytes(0x80 * (byte & 0x7F > top) for byte in range(0x100)) for top in range(0x80)
+]
 _LOW_7_BITS = bytes(byte & 0x7F for byte in range(0x100))  # a translate() table
 # translate() tables: 1 for the bytes a column must not hold, 0 for the rest
 _IS_HIGH = bytes(int(byte >= 0x80) for byte in range(0x100))
 _IS_LOW = bytes(int(byte < 0x80) for byte in range(0x100))
-_LOW_BYTES = bytes(range(0x80))  # translate()'s delete: what is left is not below 0x80
-_HIGH_BYTES = bytes(range(0x80, 0x100))
 _NO_DELTA = -(2**64)
 _MAX_RUN_TIMESTAMP_WIDTH = 8  # a run's timestamp deltas are compared as 8-byte integers
 # Offset deltas d = 0, 1, 2, ... are zigzag varints of 2d: one byte below 64,
@@ -163,8 +169,8 @@ class _RecordWalk:
     """Checks the records of one batch as their bytes arrive, chunk by chunk."""
 
     __slots__ = (
-        "backoff", "carry", "count", "first", "index", "keys_required", "max_delta", "needed",
-        "probe_at", "timestamp_span", "uniform",
+        "backoff", "carry", "count", "index", "keys_required", "max_delta", "needed", "probe_at",
+        "timestamp_span",
     )  # fmt: skip
 
     def __init__(self, count: int, keys_required: bool, timestamp_span: int | None) -> None:
@@ -177,12 +183,6 @@ class _RecordWalk:
         self.needed = 0  # how many bytes that record takes, when its length is known
         self.probe_at = 0  # the record index from which runs are looked for again
         self.backoff = 1
-        # A batch whose records all have the first one's layout: that layout and
-        # the first record (see _uniform_check)
-        self.uniform: tuple[Layout, bytes] | None = None
-        # A batch of fewer records, read one by one: its first record's fields
-        # (offsets as _layout takes them) and size, if it has no headers
-        self.first: tuple[tuple[int, ...], int] | None = None
 
     def feed(self, chunk: Buffer) -> None:
         joined = self.carry.join(chunk)
@@ -326,12 +326,14 @@ class _RecordWalk:
                     _headers(buf, at, body, record_end, index)
                 index += 1
                 if index < probe_at or count - index < _MIN_RUN:
-                    if index == 1 and final and not headers:  # a small batch's first record
-                        self.first = (
-                            (body - pos, delta_at - pos, key_at - pos, key_end - pos,
-                             value_at - pos, value_end - pos, at - pos),
-                            record_end - pos,
+                    if index == 1 and not headers:  # a small batch's first record
+                        offsets = (
+                            body - pos, delta_at - pos, key_at - pos, key_end - pos,
+                            value_at - pos, value_end - pos, at - pos,
                         )  # fmt: skip
+                        check = _run_check(_layout(offsets), buf[pos:record_end])
+                        if check is not None:
+                            _learn(check, keys_required)
                     pos = record_end
                     continue
                 # A run repeats this record's layout: the next record must have its
@@ -343,13 +345,15 @@ class _RecordWalk:
                         body - pos, delta_at - pos, key_at - pos, key_end - pos,
                         value_at - pos, value_end - pos, at - pos,
                     )  # fmt: skip
-                    layout = _layout(offsets)
-                    run = _run_length(buf, record_end, end, index, count - index, size, layout)
-                    if index == 1 and run == count - 1 and final:  # the whole batch, one layout
-                        self.uniform = (layout, buf[:size])
+                    check = _run_check(_layout(offsets), buf[pos:record_end])
+                    if check is not None:
+                        run, delta, _ = _run_length(
+                            buf, record_end, end, index, count - index, check, _MIN_RUN
+                        )
+                        if run:
+                            _learn(check, keys_required)
                 pos = record_end
                 if run:
-                    delta = _largest_delta(buf, pos, run, size, layout[0], layout[1])
                     if delta > max_delta:
                         max_delta = delta
                     index += run
@@ -435,63 +439,148 @@ def _leading_equal(found: bytes, expected: bytes) -> int:
     return len(found) - 1 - (difference.bit_length() - 1) // 8
 
 
-def _run_length(
-    buf: bytes, pos: int, end: int, index: int, left: int, size: int, layout: Layout
-) -> int:
-    """How many records from ``pos`` (the ``index``-th record on, ``left`` still
-    to come) repeat the layout of the one of ``size`` bytes just before it.
+class _RunCheck(NamedTuple):
+    """How to check a run of records of one layout against a record of it, ``size``
+    bytes long (see :func:`_run_length`); places are offsets into a record."""
 
-    Every condition is checked on a strided slice (one byte of every record)
-    and gives how many records in a row meet it; the run is the shortest of
-    these, if it is at least ``_MIN_RUN`` long. A slice that meets its condition
-    throughout, as nearly all do, costs one pass in C (``count``, or
-    ``translate`` deleting the bytes allowed); only one that does not is
-    compared byte for byte.
-    """
+    size: int
+    attributes_at: int
+    # the timestamp delta's places, and whether each has its continuation bit set
+    timestamp: tuple[tuple[int, bool], ...]
+    deltas: tuple[tuple[int, bytes], ...]  # (place, byte j of the offset deltas 0, 1, ...)
+    delta_limit: int  # the first offset delta too wide for the layout's width
+    shared: tuple[tuple[int, bytes], ...]  # (place, the byte every record has there)
+
+
+def _run_check(layout: Layout, template: bytes) -> _RunCheck | None:
+    """The check of runs of ``template``'s layout, ``layout``; None where the
+    offset or timestamp delta is wider than a run's may be."""
     timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
     if delta_width > len(_OFFSET_DELTA_LIMITS) or timestamp_width > _MAX_RUN_TIMESTAMP_WIDTH:
-        return 0
-    run = min(left, (end - pos) // size, _OFFSET_DELTA_LIMITS[delta_width - 1] - index)
-    if run < _MIN_RUN:
-        return 0
-    stop = pos + run * size
-    template = pos - size
-    for at in shared:  # bytes every record repeats: lengths, header count
-        column = buf[pos + at : stop : size]
-        byte = buf[template + at]
-        if column.count(byte) != run:
-            run = _leading_equal(column, bytes((byte,)) * run)
-            if run < _MIN_RUN:
-                return 0
-            stop = pos + run * size
-    # the attributes byte below 0x80, and the timestamp delta's continuation bits
-    # set on all its bytes but the last
+        return None
     last = timestamp_at + timestamp_width - 1
-    for at in range(timestamp_at - 1, last + 1):
+    table = _delta_table(delta_width)
+    return _RunCheck(
+        len(template),
+        timestamp_at - 1,
+        tuple((at, at < last) for at in range(timestamp_at, last + 1)),
+        tuple((delta_at + j, table[j]) for j in range(delta_width)),
+        _OFFSET_DELTA_LIMITS[delta_width - 1],
+        tuple((at, template[at : at + 1]) for at in shared),
+    )
+
+
+Columns = list[tuple[int, bytes]]
+# The columns of the runs of up to 256 records checked last, by their check's id
+# (the check kept beside them, so that the id is not reused), first record and
+# length: a producer's batches mostly hold runs of a few lengths at a few places.
+_run_columns: dict[tuple[int, int, int], tuple[_RunCheck, Columns]] = {}
+_MAX_RUN_COLUMNS = 4096
+_MAX_COLUMNS_RUN = 256
+
+
+def _columns(check: _RunCheck, index: int, run: int) -> Columns:
+    """The bytes a run of ``run`` records of ``check``'s layout from the ``index``-th
+    must hold, by place: its offset deltas and the bytes every record shares."""
+    key = (id(check), index, run)
+    kept = _run_columns.get(key)
+    if kept is not None and kept[0] is check:
+        return kept[1]
+    columns = []
+    for at, table in check.deltas:
+        columns.append((at, table[index : index + run]))
+    for at, byte in check.shared:
+        columns.append((at, byte * run))
+    if run <= _MAX_COLUMNS_RUN:
+        if len(_run_columns) >= _MAX_RUN_COLUMNS:
+            del _run_columns[next(iter(_run_columns))]  # the oldest
+        _run_columns[key] = (check, columns)
+    return columns
+
+
+def _run_length(
+    buf: bytes, pos: int, end: int, index: int, left: int, check: _RunCheck, min_run: int
+) -> tuple[int, int, Columns]:
+    """How many records from ``pos`` (the ``index``-th record on, ``left`` still
+    to come) have the layout ``check`` checks, the largest timestamp delta
+    among them, and their columns (:func:`_columns`); 0 if fewer than ``min_run``.
+
+    The run ends where the timestamp deltas widen, as found on their columns
+    (a strided slice: one byte of every record); the records up to there are
+    checked by :func:`_holds`, and if one of them is not of the layout,
+    :func:`_leading_run` finds where the run ends.
+    """
+    size = check.size
+    run = (end - pos) // size
+    if left < run:
+        run = left
+    if check.delta_limit - index < run:
+        run = check.delta_limit - index
+    if run < min_run:
+        return 0, _NO_DELTA, []
+    stop = pos + run * size
+    for at, high in check.timestamp:
         column = buf[pos + at : stop : size]
-        allowed = _HIGH_BYTES if timestamp_at <= at < last else _LOW_BYTES
-        if column.translate(None, allowed):
-            flags = _IS_LOW if allowed is _HIGH_BYTES else _IS_HIGH
-            run = _leading_equal(column.translate(flags), bytes(run))
-            if run < _MIN_RUN:
-                return 0
+        if not (column.translate(_TOP_BIT_FLIPPED) if high else column).isascii():
+            run = _leading_equal(column.translate(_IS_LOW if high else _IS_HIGH), bytes(run))
+            if run < min_run:
+                return 0, _NO_DELTA, []
             stop = pos + run * size
-    deltas = _delta_table(delta_width)
-    for j in range(delta_width):
-        column = buf[pos + delta_at + j : stop : size]
-        expected = deltas[j][index : index + run]
-        if column != expected:
-            run = _leading_equal(column, expected)
-            if run < _MIN_RUN:
-                return 0
-            stop = pos + run * size
+    columns = _columns(check, index, run)
+    timestamps = _holds(buf, pos, stop, check, columns)
+    if timestamps is None:
+        run = _leading_run(buf, pos, index, run, check)
+        if run < min_run:
+            return 0, _NO_DELTA, []
+        timestamps = [buf[pos + at : pos + run * size : size] for at, _ in check.timestamp]
+        columns = _columns(check, index, run)
+    return run, _largest_delta(timestamps), columns
+
+
+def _holds(
+    buf: bytes, pos: int, stop: int, check: _RunCheck, columns: Columns
+) -> list[bytes] | None:
+    """The columns of the timestamp deltas of the records from ``pos`` to ``stop``,
+    if they all have the layout ``check`` checks and the offset deltas and shared
+    bytes ``columns`` gives; None if one has not.
+
+    Every condition is checked on a strided slice (one byte of every record),
+    in one pass in C: ``isascii`` for the top bits of the timestamp deltas and
+    the attributes, a comparison for the offset deltas and for the bytes the
+    records share.
+    """
+    size = check.size
+    timestamps = []
+    for at, high in check.timestamp:
+        column = buf[pos + at : stop : size]
+        if not (column.translate(_TOP_BIT_FLIPPED) if high else column).isascii():
+            return None
+        timestamps.append(column)
+    if not buf[pos + check.attributes_at : stop : size].isascii():
+        return None
+    for at, expected in columns:
+        if buf[pos + at : stop : size] != expected:
+            return None
+    return timestamps
+
+
+def _leading_run(buf: bytes, pos: int, index: int, run: int, check: _RunCheck) -> int:
+    """How many of the ``run`` records from ``pos`` (the ``index``-th on) have their
+    attributes, offset deltas and shared bytes as ``check`` says, from the first."""
+    size = check.size
+    stop = pos + run * size
+    run = _leading_equal(
+        buf[pos + check.attributes_at : stop : size].translate(_IS_HIGH), bytes(run)
+    )
+    for at, expected in _columns(check, index, run):
+        if run:
+            run = _leading_equal(buf[pos + at : pos + run * size : size], expected[:run])
     return run
 
 
-def _largest_delta(
-    buf: bytes, pos: int, count: int, size: int, timestamp_at: int, width: int
-) -> int:
-    """The largest timestamp delta of the ``count`` records of a run from ``pos``.
+def _largest_delta(columns: list[bytes]) -> int:
+    """The largest of timestamp deltas of a run, ``columns`` byte j of each of them
+    (their continuation bits checked).
 
     Each delta's varint groups (7 bits each, least significant first) are laid
     into an 8-byte big-endian integer, most significant first, by strided
@@ -506,18 +595,17 @@ def _largest_delta(
     above its, nor any low group from the first record that shares its high
     group on. Otherwise, or for wider deltas, every delta is compared.
     """
-    columns = [buf[pos + timestamp_at + j : pos + count * size : size] for j in range(width)]
+    width = len(columns)
     if width == 1:  # deltas under 64 ms, the most common
-        largest = _largest_one_byte_delta(columns[0])
-        assert largest is not None, "a run's timestamp bytes were checked below 0x80"
-        return largest
+        return _largest_one_byte_delta(columns[0])
     if width == 2:
         low, high = columns
         last_low, last_high = low[-1] & 0x7F, high[-1]
-        if not last_low & 1 and not high.translate(None, _UP_TO[last_high]):
+        if not last_low & 1 and high.translate(_ABOVE[last_high]).isascii():
             first = high.find(last_high)
-            if not low[first:].translate(None, _LOW_7_BITS_UP_TO[last_low]):
+            if low[first:].translate(_LOW_7_BITS_ABOVE[last_low]).isascii():
                 return (last_low | last_high << 7) >> 1
+    count = len(columns[0])
     packed = bytearray(8 * count)
     for j, column in enumerate(columns):
         packed[7 - j :: 8] = column.translate(_LOW_7_BITS)
@@ -527,7 +615,7 @@ def _largest_delta(
             _big_endian_u64s.clear()
         layout = _big_endian_u64s[count] = struct.Struct(f">{count}Q")
     values = layout.unpack(packed)
-    if not columns[0].translate(None, _EVEN_BYTES):  # no negative delta: the common case
+    if columns[0].translate(_ODD).isascii():  # no negative delta: the common case
         chosen = max(values)
     else:
         evens = [value for value in values if not value & 1]
@@ -538,107 +626,114 @@ def _largest_delta(
     return (raw >> 1) ^ -(raw & 1)
 
 
-def _largest_one_byte_delta(column: bytes) -> int | None:
+def _largest_one_byte_delta(column: bytes) -> int:
     """The largest of one-byte timestamp deltas, ``column`` their bytes (the zigzag
-    values themselves); None if a byte is 0x80 or above (not a one-byte varint)."""
+    values themselves, all below 0x80)."""
     last = column[-1]
-    if last < 0x80 and not last & 1 and not column.translate(None, _UP_TO[last]):
-        return last >> 1  # none above the last (so all below 0x80)
-    if column.translate(None, _LOW_BYTES):
-        return None
+    if not last & 1 and column.translate(_ABOVE[last]).isascii():
+        return last >> 1  # none above the last
     for value in range(126, -1, -2):  # the largest even value, found with memchr
         if column.find(value) >= 0:
             return value >> 1
     return -((min(column) + 1) >> 1)
 
 
-class _UniformBatch(NamedTuple):
-    """How to check a batch whose records all have one layout (see :func:`_uniform_batch`):
-    its columns (one byte of every record, a strided slice)."""
-
-    size: int  # of each record
-    # (place in a record, the column expected): the bytes every record repeats
-    # (lengths, header count) and the offset deltas
-    columns: tuple[tuple[int, bytes], ...]
-    low: tuple[int, ...]  # places below 0x80: attributes, a wider timestamp delta's last byte
-    high: tuple[int, ...]  # places 0x80 and up: the timestamp delta's other bytes
-    timestamp_at: int
-    timestamp_width: int
-
-
-# Batches whose records all have one layout, as a producer's batches mostly do, by
-# their records' total size, count and whether keys were required. What they keep
-# is bounded: at most 256 layouts of records up to 4 KiB (larger records cost
+# The layouts the walk found records of (as the checks of their runs), by the
+# records' size, their timestamp and offset deltas' widths, and whether keys were
+# required: the layouts a batch's records may be checked as (see
+# :func:`_known_records`). A producer's records mostly have a few. What is kept is
+# bounded: at most 1,024 layouts of records up to 4 KiB (larger records cost
 # little more to read field by field than their bytes cost anyway).
-_uniform_batches: dict[tuple[int, int, bool], _UniformBatch | None] = {}
-_MAX_UNIFORM_BATCHES = 256
-_MAX_UNIFORM_RECORD_BYTES = 4096
+_known_layouts: dict[tuple[int, int, int, bool], _RunCheck] = {}
+_MAX_KNOWN_RECORD_BYTES = 4096
 
 
-def _uniform_check(template: bytes, layout: Layout, count: int) -> _UniformBatch:
-    """The check of a batch of ``count`` records of the layout of ``template``, a record
-    the walk read: the bytes every record repeats (its lengths and header count) as
-    they are in ``template``, the offset deltas as they must be, the attributes byte
-    and the timestamp delta's continuation bits; any byte elsewhere (key, value)."""
-    timestamp_at, timestamp_width, delta_at, delta_width, shared = layout
-    last_timestamp_byte = timestamp_at + timestamp_width - 1
-    deltas = _delta_table(delta_width)
-    return _UniformBatch(
-        len(template),
-        (
-            *((at, template[at : at + 1] * count) for at in shared),
-            *((delta_at + j, deltas[j][:count]) for j in range(delta_width)),
-        ),
-        # a one-byte timestamp delta is checked on the column its largest is found on
-        (timestamp_at - 1,) if timestamp_width == 1 else (timestamp_at - 1, last_timestamp_byte),
-        tuple(range(timestamp_at, last_timestamp_byte)),
-        timestamp_at,
-        timestamp_width,
-    )
+def _learn(check: _RunCheck, keys_required: bool) -> None:
+    """Keep ``check``, of the layout of a record without headers that the walk read
+    whole (keys required, if ``keys_required``)."""
+    if check.size > _MAX_KNOWN_RECORD_BYTES:
+        return
+    if len(_known_layouts) >= _MAX_CACHED_LAYOUTS:
+        _known_layouts.clear()
+    key = (check.size, len(check.timestamp), len(check.deltas), keys_required)
+    _known_layouts[key] = check
 
 
-def _checkable(layout: Layout, template: bytes) -> bool:
-    """Whether batches of records of ``layout`` can be checked as one (see
-    :func:`_uniform_check`): records up to 4 KiB whose offset and timestamp deltas
-    are as wide as a run's may be (a client may write a varint wider than it must)."""
-    _, timestamp_width, _, delta_width, _ = layout
-    return (
-        len(template) <= _MAX_UNIFORM_RECORD_BYTES
-        and delta_width <= len(_OFFSET_DELTA_LIMITS)
-        and timestamp_width <= _MAX_RUN_TIMESTAMP_WIDTH
-    )
+# The runs the records of a batch of a size and record count were found in (see
+# _known_records): where each starts and ends, its layout's check, and its
+# offset deltas and shared bytes; a batch of that size and count is first
+# checked as those runs. What is kept is bounded: the runs of the last 512
+# batches of a new size or count, of up to 1,024 records each.
+Plan = list[tuple[int, int, _RunCheck, Columns]]
+_plans: dict[tuple[int, int, bool], Plan] = {}
+_MAX_PLANS = 512
+_MAX_PLANNED_RECORDS = 1024
 
 
-def _remember_uniform(key: tuple[int, int, bool], check: _UniformBatch | None) -> None:
-    """Keep ``check`` for the batches of ``key``; None: one such batch was seen."""
-    if len(_uniform_batches) >= _MAX_UNIFORM_BATCHES:
-        _uniform_batches.clear()
-    _uniform_batches[key] = check
+def _known_records(records: bytes, count: int, keys_required: bool) -> int | None:
+    """The largest timestamp delta of the ``count`` records of a batch (``records``,
+    their bytes), if they all have layouts the walk has found before: None
+    leaves the batch to the walk, which says what is wrong, if anything.
 
-
-def _uniform_batch(records: bytes, count: int, span: int | None, check: _UniformBatch) -> bool:
-    """Whether the ``count`` records of a batch all have the layout of a record of an
-    earlier batch of the same size and count (``check``, from :func:`_uniform_check`),
-    with their offset deltas in place, and the largest timestamp delta among them
-    is ``span`` (None: not checked): each record then parses, as the walk would
-    find, without its first one read field by field. False leaves the batch to
-    the walk, which says what is wrong, if anything."""
-    size = check.size
-    for at, expected in check.columns:
-        if records[at::size] != expected:
-            return False
-    for at in check.low:
-        if records[at::size].translate(None, _LOW_BYTES):
-            return False
-    for at in check.high:
-        if records[at::size].translate(None, _HIGH_BYTES):
-            return False
-    if check.timestamp_width == 1:  # deltas under 64 ms, the most common
-        largest = _largest_one_byte_delta(records[check.timestamp_at :: size])
-        return largest is not None and (span is None or largest == span)
-    return span is None or (
-        _largest_delta(records, 0, count, size, check.timestamp_at, check.timestamp_width) == span
-    )
+    A run starts with a record of a known layout, found by the size its length
+    gives, the width of its timestamp delta, and the width its offset delta
+    takes at its place. The run goes on while the records have that layout
+    (:func:`_run_length`), up to where the offset deltas or the timestamp
+    deltas widen (librdkafka's batches of more than 64 records, or spanning
+    more than 63 ms, hold a few such runs); a run of another known layout may
+    follow. So every record is checked, the first of each run too. A batch of
+    the size and count of one found so before is first checked as its runs.
+    """
+    key = (len(records), count, keys_required)
+    plan = _plans.get(key)
+    if plan is not None:
+        largest = _NO_DELTA
+        for pos, stop, check, columns in plan:
+            timestamps = _holds(records, pos, stop, check, columns)
+            if timestamps is None:
+                break
+            delta = _largest_delta(timestamps)
+            if delta > largest:
+                largest = delta
+        else:
+            return largest
+    runs: Plan = []
+    pos, end = 0, len(records)
+    index = 0
+    largest = _NO_DELTA
+    while index < count:
+        if pos >= end or index >= _OFFSET_DELTA_LIMITS[-1]:
+            return None
+        raw = records[pos]
+        body = pos + 1
+        if raw >= 0x80:
+            if body >= end or records[body] >= 0x80:
+                return None
+            raw = (raw & 0x7F) | (records[body] << 7)
+            body += 1
+        last = body + 1  # the timestamp delta's last byte
+        while last < end and records[last] >= 0x80 and last <= body + _MAX_RUN_TIMESTAMP_WIDTH:
+            last += 1
+        size = body - pos + ((raw >> 1) ^ -(raw & 1))
+        delta_width = 1 if index < 64 else 2 if index < 8192 else 3
+        known = _known_layouts.get((size, last - body, delta_width, keys_required))
+        if known is None:
+            return None
+        run, delta, columns = _run_length(records, pos, end, index, count - index, known, 1)
+        if not run:
+            return None
+        if delta > largest:
+            largest = delta
+        runs.append((pos, pos + run * size, known, columns))
+        index += run
+        pos += run * size
+    if pos != end:
+        return None
+    if count <= _MAX_PLANNED_RECORDS:
+        if len(_plans) >= _MAX_PLANS:
+            del _plans[next(iter(_plans))]  # the oldest
+        _plans[key] = runs
+    return largest
 
 
 class BatchCheck:
@@ -731,23 +826,9 @@ def start_check(
             if attributes & TIMESTAMP_TYPE_BIT
             else header.max_timestamp - header.base_timestamp
         )
-        key = (payload_bytes, count, keys_required)
-        known = _uniform_batches.get(key)
-        if known is not None and _uniform_batch(records, count, span, known):
-            return None
-        walk = _RecordWalk(count, keys_required, span)
-        walk.whole(records)
-        uniform = walk.uniform
-        first = walk.first
-        if uniform is None and first is not None and first[1] * count == len(records):
-            # A small batch whose records may all have the first one's layout: taken
-            # for one when a batch of its size and count comes again.
-            if key in _uniform_batches:
-                uniform = _layout(first[0]), records[: first[1]]
-            else:
-                _remember_uniform(key, None)
-        if uniform is not None and _checkable(*uniform):
-            _remember_uniform(key, _uniform_check(uniform[1], uniform[0], count))
+        largest = _known_records(records, count, keys_required)
+        if largest is None or (span is not None and largest != span):
+            _RecordWalk(count, keys_required, span).whole(records)
         return None
     check = BatchCheck(
         batch, header, keys_required=keys_required, max_inflated_bytes=max_inflated_bytes

@@ -40,7 +40,7 @@ from wirekafka.protocol.messages.produce import (
     ProduceRequest,
     TopicProduceData,
 )
-from wirekafka.protocol.produce_response import produce_response_parts
+from wirekafka.protocol.produce_response import answer_parts
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.record import Record
 from wirekafka.protocol.records.record_batch import (
@@ -197,7 +197,7 @@ class TestBroker:
         if response is None:
             return None
         parts = encode_response_parts(api_key, version, request.header.correlation_id, response)
-        return self._decoded_response(api_key, version, parts, request.header.correlation_id)
+        return self.decoded_response(api_key, version, parts, request.header.correlation_id)
 
     async def _produce(self, frame: bytes, version: int, principal: str) -> Any:
         """A produce request handled and answered as a connection handles it."""
@@ -212,11 +212,11 @@ class TestBroker:
         if response is None:
             return None
         correlation_id = peek_request_prefix(frame)[2]
-        parts = produce_response_parts(version, correlation_id, response)
-        return self._decoded_response(ApiKey.PRODUCE, version, parts, correlation_id)
+        parts = answer_parts(request, response)
+        return self.decoded_response(ApiKey.PRODUCE, version, parts, correlation_id)
 
     @staticmethod
-    def _decoded_response(
+    def decoded_response(
         api_key: ApiKey, version: int, parts: list[Any], correlation_id: int
     ) -> Any:
         data = _join_parts(parts)[4:]  # drop the size prefix

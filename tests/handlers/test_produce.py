@@ -9,12 +9,14 @@ from wirekafka.broker.context import CloseConnection
 from wirekafka.handlers.produce import handle_produces
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
+from wirekafka.protocol.headers import peek_request_prefix
 from wirekafka.protocol.messages.init_producer_id import InitProducerIdRequest
 from wirekafka.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
 )
+from wirekafka.protocol.produce_response import answer_parts
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import encode_message_set
 from wirekafka.protocol.records.record import Record, TimestampType
@@ -358,7 +360,17 @@ def pipelined(broker: TestBroker, requests: list[tuple[ProduceRequest, int]]) ->
     ]
     if broker.simple_produce:  # the shapes of these tests but one are one-topic, one-partition
         assert sum(type(request) is SimpleProduce for request in read) >= len(read) - 1
-    return run(handle_produces, broker.ctx, read)
+    answers = run(handle_produces, broker.ctx, read)
+    return [  # each answer written as the connection writes it, and read back
+        answer
+        if answer is None or isinstance(answer, CloseConnection)
+        else broker.decoded_response(
+            ApiKey.PRODUCE, version, answer_parts(request, answer), peek_request_prefix(frame)[2]
+        )
+        for answer, request, frame, (_, version) in zip(
+            answers, read, frames, requests, strict=False
+        )
+    ]
 
 
 def answered(answer) -> list[tuple[str, int, int, int]]:

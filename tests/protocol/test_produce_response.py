@@ -14,8 +14,14 @@ from wirekafka.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from wirekafka.protocol.produce_response import LAST_KNOWN_VERSION, _frame, produce_response_parts
+from wirekafka.protocol.produce_response import (
+    LAST_KNOWN_VERSION,
+    _frame,
+    answer_parts,
+    produce_response_parts,
+)
 from wirekafka.protocol.rpc import encode_response_parts
+from wirekafka.protocol.simple_produce import SimpleProduce
 
 VERSIONS = range(LAST_KNOWN_VERSION + 1)
 
@@ -93,3 +99,48 @@ def test_random_responses_are_the_codec_s_bytes(version: int) -> None:
 
 def test_a_version_it_does_not_know_goes_to_the_codec() -> None:
     assert _frame(LAST_KNOWN_VERSION + 1, 1, ProduceResponse(responses=[])) is None
+
+
+# A request read as a SimpleProduce is answered with its one partition's answer,
+# written into the response of one topic and one partition its version has.
+
+SIMPLE_VERSIONS = range(3, LAST_KNOWN_VERSION + 1)  # those a SimpleProduce is read at
+
+
+def simple_request(version: int, topic: str, correlation_id: int) -> SimpleProduce:
+    return SimpleProduce(version, correlation_id, "client", 1, 1000, topic, 0, memoryview(b""))
+
+
+@pytest.mark.parametrize("version", SIMPLE_VERSIONS)
+def test_a_simple_produce_s_answer_is_the_codec_s_bytes_of_the_whole_response(
+    version: int,
+) -> None:
+    rng = random.Random(version)
+    partitions = [
+        PartitionProduceResponse(index=0, error_code=0, base_offset=0),
+        PartitionProduceResponse(
+            index=2**31 - 1,
+            error_code=6,
+            base_offset=2**63 - 1,
+            log_append_time_ms=1_700_000_000_000,
+            log_start_offset=2**40,
+        ),
+        PartitionProduceResponse(index=0, error_code=87, base_offset=-1, error_message="bad"),
+        PartitionProduceResponse(
+            index=0,
+            error_code=87,
+            base_offset=-1,
+            record_errors=[BatchIndexAndErrorMessage(batch_index=3)],
+        ),
+        *(random_struct(rng, PartitionProduceResponse, version) for _ in range(200)),
+    ]
+    for partition in partitions:
+        for topic in ("bench", "ünïcødé ✓", "x" * 200, ""):
+            correlation_id = rng.randint(-(2**31), 2**31 - 1)
+            parts = answer_parts(simple_request(version, topic, correlation_id), partition)
+            whole = ProduceResponse(
+                responses=[TopicProduceResponse(name=topic, partition_responses=[partition])]
+            )
+            assert b"".join(bytes(part) for part in parts) == codec_bytes(
+                version, correlation_id, whole
+            )

@@ -486,6 +486,7 @@ async def handle_produce(ctx: BrokerContext, request: Request) -> ProduceRespons
     [answer] = await handle_produces(ctx, [request])
     if isinstance(answer, CloseConnection):
         raise answer
+    assert not isinstance(answer, PartitionProduceResponse), "a decoded request's whole answer"
     return answer
 
 
@@ -494,20 +495,23 @@ _Entry = PartitionProduceResponse | _Pending  # a partition refused, or its batc
 
 async def handle_produces(
     ctx: BrokerContext, requests: Sequence[Request | SimpleProduce]
-) -> list[ProduceResponse | CloseConnection | None]:
+) -> list[ProduceResponse | PartitionProduceResponse | CloseConnection | None]:
     """Answer produce requests a client pipelined, in order, as if one at a time: each
     one's answer, None for acks=0, or, for an acks=0 request that failed, the
     CloseConnection that ends the connection (the requests after it are not read).
 
     A request is decoded (a Request), or, with one topic and one partition and
     no authorizer to ask, read as a SimpleProduce: it is answered as its
-    decoded form would be. Their batches are checked first, request by request,
+    decoded form would be, with its partition's answer alone
+    (:func:`~wirekafka.protocol.produce_response.answer_parts` writes the
+    response around it). Their batches are checked first, request by request,
     then appended, those of one partition together
     (:meth:`PartitionLog.append_many`), then the logs due a flush are flushed
     and acks=all waits for the replicas."""
     group = _Group()
     pendings: list[_Pending] = []
-    prepared: list[tuple[int, int, list[tuple[str, list[_Entry]]]]] = []  # acks, timeout
+    # acks, timeout, and the request's topics, or a SimpleProduce's one partition
+    prepared: list[tuple[int, int, list[tuple[str, list[_Entry]]] | _Entry]] = []
     for request in requests:
         if type(request) is SimpleProduce:
             assert ctx.authorizer is None, "a request to authorize is decoded"
@@ -519,11 +523,15 @@ async def handle_produces(
                 entry = await _prepare_partition(
                     ctx, request.api_version, acks, topic, request.partition, request.records, group
                 )
-            topics = [(topic, [entry])]
-        else:
-            body: ProduceRequest = request.body  # type: ignore[union-attr]
-            acks, timeout_ms = body.acks, body.timeout_ms
-            topics = await _prepare_request(ctx, request, group)  # type: ignore[arg-type]
+            prepared.append((acks, timeout_ms, entry))
+            if type(entry) is _Pending:
+                pendings.append(entry)
+            elif acks == 0:  # the connection closes once it is answered
+                break
+            continue
+        body: ProduceRequest = request.body  # type: ignore[union-attr]
+        acks, timeout_ms = body.acks, body.timeout_ms
+        topics = await _prepare_request(ctx, request, group)  # type: ignore[arg-type]
         prepared.append((acks, timeout_ms, topics))
         refused = False
         for _, entries in topics:
@@ -538,31 +546,16 @@ async def handle_produces(
         await _append_all(ctx, pendings, group.waited)
         if any(pending.flush for pending in pendings):
             await _flush(pendings)
-    answers: list[ProduceResponse | CloseConnection | None] = []
-    for acks, timeout_ms, topics in prepared:
+    answers: list[ProduceResponse | PartitionProduceResponse | CloseConnection | None] = []
+    for acks, timeout_ms, asked in prepared:
+        entries = [e for _, es in asked for e in es] if isinstance(asked, list) else [asked]
         if acks == -1 and ctx.replicas is not None:
             await _wait_replicated(
-                ctx.replicas,
-                [entry for _, entries in topics for entry in entries if type(entry) is _Pending],
-                timeout_ms,
+                ctx.replicas, [entry for entry in entries if type(entry) is _Pending], timeout_ms
             )
-        answer = ProduceResponse(
-            responses=[
-                TopicProduceResponse(
-                    name=name, partition_responses=[_response(entry) for entry in entries]
-                )
-                for name, entries in topics
-            ]
-        )
         if acks == 0:
             failed = next(
-                (
-                    response
-                    for topic in answer.responses
-                    for response in topic.partition_responses
-                    if response.error_code
-                ),
-                None,
+                (response for response in map(_response, entries) if response.error_code), None
             )
             if failed is not None:
                 answers.append(
@@ -573,8 +566,19 @@ async def handle_produces(
                 )
                 break
             answers.append(None)
-            continue
-        answers.append(answer)
+        elif not isinstance(asked, list):
+            answers.append(_response(asked))
+        else:
+            answers.append(
+                ProduceResponse(
+                    responses=[
+                        TopicProduceResponse(
+                            name=name, partition_responses=[_response(entry) for entry in es]
+                        )
+                        for name, es in asked
+                    ]
+                )
+            )
     return answers
 
 

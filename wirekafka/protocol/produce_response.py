@@ -4,7 +4,10 @@ writer: every produce request is answered, so this runs once per request.
 From v8 on, where a partition's answer carries record errors and an error
 message, a response in which any has them (a refusal) goes to the codec
 (:func:`~wirekafka.protocol.rpc.encode_response_parts`), as do versions
-beyond those this module knows.
+beyond those this module knows. The answer to a request read as a
+:class:`~wirekafka.protocol.simple_produce.SimpleProduce` is its one partition's
+answer, packed between the bytes every such response to its topic and version
+holds (:func:`answer_parts`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,14 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from wirekafka.protocol.messages.produce import ProduceResponse
+from wirekafka.protocol.messages.produce import (
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
 from wirekafka.protocol.primitives import string_bytes, unsigned_varint_bytes
-from wirekafka.protocol.rpc import encode_response_parts
+from wirekafka.protocol.rpc import Request, encode_response_parts
+from wirekafka.protocol.simple_produce import SimpleProduce
 
 FIRST_FLEXIBLE_VERSION = 9
 LAST_KNOWN_VERSION = 9
@@ -31,6 +39,9 @@ _I32 = struct.Struct(">i")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 # topic name -> its length-prefixed bytes, by whether compact (bounded: names recur)
 _names: dict[tuple[str, bool], bytes] = {}
+# (version, topic name) -> what precedes and follows the partition's answer in a
+# response to a SimpleProduce (see _one_partition_frame)
+_one_partition_frames: dict[tuple[int, str], tuple[bytes, bytes]] = {}
 _MAX_CACHED_NAMES = 4096
 
 
@@ -44,11 +55,53 @@ def produce_response_parts(
     return [frame]
 
 
+def answer_parts(
+    request: Request | SimpleProduce, answer: ProduceResponse | PartitionProduceResponse
+) -> list[Any]:
+    """The answer to ``request`` (as :func:`produce_response_parts`): a ProduceResponse,
+    or, to a SimpleProduce, its one partition's answer."""
+    if type(request) is not SimpleProduce:
+        header = request.header  # type: ignore[union-attr]
+        return produce_response_parts(header.api_version, header.correlation_id, answer)  # type: ignore[arg-type]
+    version = request.api_version
+    if type(answer) is PartitionProduceResponse and 0 <= version <= LAST_KNOWN_VERSION:
+        partition = _partition(version, answer)
+        if partition is not None:
+            prefix, suffix = _one_partition_frame(version, request.topic)
+            out = bytearray(prefix)
+            out += partition
+            out += suffix
+            _SIZE_AND_CORRELATION.pack_into(out, 0, len(out) - 4, request.correlation_id)
+            return [out]
+    if type(answer) is PartitionProduceResponse:
+        answer = ProduceResponse(
+            responses=[TopicProduceResponse(name=request.topic, partition_responses=[answer])]
+        )
+    return produce_response_parts(version, request.correlation_id, answer)  # type: ignore[arg-type]
+
+
+def _one_partition_frame(version: int, topic: str) -> tuple[bytes, bytes]:
+    """What comes before and after the partition's answer in a response of one topic
+    and one partition (the size and correlation id zeroes, to be packed)."""
+    key = (version, topic)
+    found = _one_partition_frames.get(key)
+    if found is None:
+        flexible = version >= FIRST_FLEXIBLE_VERSION
+        header = b"\x00" * 8 + (b"\x00" if flexible else b"")
+        one = _count(1, flexible)
+        suffix = (b"\x00" if flexible else b"") + (_I32.pack(0) if version >= 1 else b"")
+        if flexible:
+            suffix += b"\x00"
+        if len(_one_partition_frames) >= _MAX_CACHED_NAMES:
+            _one_partition_frames.clear()
+        found = _one_partition_frames[key] = (header + one + _name(topic, flexible) + one, suffix)
+    return found
+
+
 def _frame(version: int, correlation_id: int, response: ProduceResponse) -> bytearray | None:
     if version > LAST_KNOWN_VERSION or version < 0:
         return None
     flexible = version >= FIRST_FLEXIBLE_VERSION
-    tail = _PARTITION_TAIL.get(version, b"")
     out = bytearray(8)  # the size and correlation id, packed last
     if flexible:
         out += b"\x00"  # the response header's tagged fields
@@ -59,23 +112,10 @@ def _frame(version: int, correlation_id: int, response: ProduceResponse) -> byte
         partitions = topic.partition_responses
         out += _count(len(partitions), flexible)
         for answer in partitions:
-            if tail and (answer.record_errors or answer.error_message is not None):
-                return None  # fields of v8 on
-            if version >= 5:
-                out += _V5.pack(
-                    answer.index,
-                    answer.error_code,
-                    answer.base_offset,
-                    answer.log_append_time_ms,
-                    answer.log_start_offset,
-                )
-            elif version >= 2:
-                out += _V2.pack(
-                    answer.index, answer.error_code, answer.base_offset, answer.log_append_time_ms
-                )
-            else:
-                out += _V0.pack(answer.index, answer.error_code, answer.base_offset)
-            out += tail
+            partition = _partition(version, answer)
+            if partition is None:
+                return None
+            out += partition
         if flexible:
             out += b"\x00"
     if version >= 1:
@@ -84,6 +124,31 @@ def _frame(version: int, correlation_id: int, response: ProduceResponse) -> byte
         out += b"\x00"
     _SIZE_AND_CORRELATION.pack_into(out, 0, len(out) - 4, correlation_id)
     return out
+
+
+def _partition(version: int, answer: PartitionProduceResponse) -> bytes | None:
+    """A partition's answer at ``version`` (known here); None if it has fields of v8
+    on (record errors, an error message), which the codec writes."""
+    tail = _PARTITION_TAIL.get(version, b"")
+    if tail and (answer.record_errors or answer.error_message is not None):
+        return None
+    if version >= 5:
+        return (
+            _V5.pack(
+                answer.index,
+                answer.error_code,
+                answer.base_offset,
+                answer.log_append_time_ms,
+                answer.log_start_offset,
+            )
+            + tail
+        )
+    if version >= 2:
+        return (
+            _V2.pack(answer.index, answer.error_code, answer.base_offset, answer.log_append_time_ms)
+            + tail
+        )
+    return _V0.pack(answer.index, answer.error_code, answer.base_offset)
 
 
 def _count(count: int, flexible: bool) -> bytes:

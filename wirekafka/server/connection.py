@@ -48,7 +48,7 @@ from wirekafka.protocol.api_table import API_TABLE, ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder, frame_prefix
 from wirekafka.protocol.headers import peek_request_prefix
-from wirekafka.protocol.produce_response import produce_response_parts
+from wirekafka.protocol.produce_response import answer_parts
 from wirekafka.protocol.rpc import Request, decode_request, encode_response_parts
 from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
 from wirekafka.security.principal import ANONYMOUS
@@ -317,15 +317,14 @@ async def _respond_produces(
     encoded: list[list[Any] | CloseConnection | None] = []
     for request, answer in zip(requests, answers, strict=False):  # answers may stop early
         if type(request) is SimpleProduce:
-            version, correlation_id = request.api_version, request.correlation_id
+            version = request.api_version
         else:
-            header = request.header  # type: ignore[union-attr]
-            version, correlation_id = header.api_version, header.correlation_id
+            version = request.header.api_version  # type: ignore[union-attr]
         metrics.handled(ApiKey.PRODUCE, version, elapsed)
         if answer is None or isinstance(answer, CloseConnection):
             encoded.append(answer)
         else:
-            encoded.append(produce_response_parts(version, correlation_id, answer))
+            encoded.append(answer_parts(request, answer))
     return encoded
 
 

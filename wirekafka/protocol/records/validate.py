@@ -471,7 +471,7 @@ def _run_check(layout: Layout, template: bytes) -> _RunCheck | None:
 
 
 Columns = list[tuple[int, bytes]]
-# The columns of the runs of up to 256 records checked last, by their check's id
+# The columns of runs of up to 256 records checked before, by their check's id
 # (the check kept beside them, so that the id is not reused), first record and
 # length: a producer's batches mostly hold runs of a few lengths at a few places.
 _run_columns: dict[tuple[int, int, int], tuple[_RunCheck, Columns]] = {}
@@ -493,7 +493,7 @@ def _columns(check: _RunCheck, index: int, run: int) -> Columns:
         columns.append((at, byte * run))
     if run <= _MAX_COLUMNS_RUN:
         if len(_run_columns) >= _MAX_RUN_COLUMNS:
-            del _run_columns[next(iter(_run_columns))]  # the oldest
+            _run_columns.clear()  # at once: walks in worker threads keep columns too
         _run_columns[key] = (check, columns)
     return columns
 
@@ -662,8 +662,8 @@ def _learn(check: _RunCheck, keys_required: bool) -> None:
 # The runs the records of a batch of a size and record count were found in (see
 # _known_records): where each starts and ends, its layout's check, and its
 # offset deltas and shared bytes; a batch of that size and count is first
-# checked as those runs. What is kept is bounded: the runs of the last 512
-# batches of a new size or count, of up to 1,024 records each.
+# checked as those runs. What is kept is bounded: the runs of up to 512 batches
+# of up to 1,024 records each.
 Plan = list[tuple[int, int, _RunCheck, Columns]]
 _plans: dict[tuple[int, int, bool], Plan] = {}
 _MAX_PLANS = 512
@@ -731,7 +731,7 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         return None
     if count <= _MAX_PLANNED_RECORDS:
         if len(_plans) >= _MAX_PLANS:
-            del _plans[next(iter(_plans))]  # the oldest
+            _plans.clear()
         _plans[key] = runs
     return largest
 

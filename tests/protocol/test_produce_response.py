@@ -68,17 +68,21 @@ def test_a_producer_s_answers_are_the_codec_s_bytes(version: int) -> None:
     assert answered(version, empty) == codec_bytes(version, 7, empty)
 
 
+# refusals with fields of v8 on: an error message, record errors
+REFUSALS = (
+    PartitionProduceResponse(index=0, error_code=87, base_offset=-1, error_message="bad"),
+    PartitionProduceResponse(
+        index=0,
+        error_code=87,
+        base_offset=-1,
+        record_errors=[BatchIndexAndErrorMessage(batch_index=3)],
+    ),
+)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_refusals_with_messages_or_record_errors_go_to_the_codec(version: int) -> None:
-    for partition in (
-        PartitionProduceResponse(index=0, error_code=87, base_offset=-1, error_message="bad"),
-        PartitionProduceResponse(
-            index=0,
-            error_code=87,
-            base_offset=-1,
-            record_errors=[BatchIndexAndErrorMessage(batch_index=3)],
-        ),
-    ):
+    for partition in REFUSALS:
         response = ProduceResponse(
             responses=[TopicProduceResponse(name="t", partition_responses=[partition])]
         )
@@ -125,13 +129,7 @@ def test_a_simple_produce_s_answer_is_the_codec_s_bytes_of_the_whole_response(
             log_append_time_ms=1_700_000_000_000,
             log_start_offset=2**40,
         ),
-        PartitionProduceResponse(index=0, error_code=87, base_offset=-1, error_message="bad"),
-        PartitionProduceResponse(
-            index=0,
-            error_code=87,
-            base_offset=-1,
-            record_errors=[BatchIndexAndErrorMessage(batch_index=3)],
-        ),
+        *REFUSALS,
         *(random_struct(rng, PartitionProduceResponse, version) for _ in range(200)),
     ]
     for partition in partitions:

@@ -548,7 +548,11 @@ async def handle_produces(
             await _flush(pendings)
     answers: list[ProduceResponse | PartitionProduceResponse | CloseConnection | None] = []
     for acks, timeout_ms, asked in prepared:
-        entries = [e for _, es in asked for e in es] if isinstance(asked, list) else [asked]
+        entries = (
+            [entry for _, listed in asked for entry in listed]
+            if isinstance(asked, list)
+            else [asked]
+        )
         if acks == -1 and ctx.replicas is not None:
             await _wait_replicated(
                 ctx.replicas, [entry for entry in entries if type(entry) is _Pending], timeout_ms
@@ -573,9 +577,9 @@ async def handle_produces(
                 ProduceResponse(
                     responses=[
                         TopicProduceResponse(
-                            name=name, partition_responses=[_response(entry) for entry in es]
+                            name=name, partition_responses=[_response(entry) for entry in listed]
                         )
-                        for name, es in asked
+                        for name, listed in asked
                     ]
                 )
             )

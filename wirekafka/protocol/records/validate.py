@@ -475,7 +475,7 @@ Columns = list[tuple[int, bytes]]
 # (the check kept beside them, so that the id is not reused), first record and
 # length: a producer's batches mostly hold runs of a few lengths at a few places.
 _run_columns: dict[tuple[int, int, int], tuple[_RunCheck, Columns]] = {}
-_MAX_RUN_COLUMNS = 4096
+_MAX_RUN_COLUMNS = 2048
 _MAX_COLUMNS_RUN = 256
 
 
@@ -663,11 +663,11 @@ def _learn(check: _RunCheck, keys_required: bool) -> None:
 # _known_records): where each starts and ends, its layout's check, and its
 # offset deltas and shared bytes; a batch of that size and count is first
 # checked as those runs. What is kept is bounded: the runs of up to 512 batches
-# of up to 1,024 records each.
+# of up to 256 records each (a larger batch costs little more to check anew).
 Plan = list[tuple[int, int, _RunCheck, Columns]]
 _plans: dict[tuple[int, int, bool], Plan] = {}
 _MAX_PLANS = 512
-_MAX_PLANNED_RECORDS = 1024
+_MAX_PLANNED_RECORDS = 256
 
 
 def _known_records(records: bytes, count: int, keys_required: bool) -> int | None:

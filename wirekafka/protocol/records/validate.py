@@ -471,17 +471,19 @@ def _run_check(layout: Layout, template: bytes) -> _RunCheck | None:
 
 
 Columns = list[tuple[int, bytes]]
-# The columns of runs of up to 256 records checked before, by their check's id
-# (the check kept beside them, so that the id is not reused), first record and
-# length: a producer's batches mostly hold runs of a few lengths at a few places.
+# The columns of runs of up to 256 records of known layouts checked before, by
+# their check's id (the check kept beside them, so that the id is not reused),
+# first record and length: a producer's batches mostly hold runs of a few lengths
+# at a few places.
 _run_columns: dict[tuple[int, int, int], tuple[_RunCheck, Columns]] = {}
 _MAX_RUN_COLUMNS = 2048
 _MAX_COLUMNS_RUN = 256
 
 
-def _columns(check: _RunCheck, index: int, run: int) -> Columns:
+def _columns(check: _RunCheck, index: int, run: int, keep: bool = False) -> Columns:
     """The bytes a run of ``run`` records of ``check``'s layout from the ``index``-th
-    must hold, by place: its offset deltas and the bytes every record shares."""
+    must hold, by place: its offset deltas and the bytes every record shares;
+    kept for the next such run if ``keep`` (``check`` is a known layout's)."""
     key = (id(check), index, run)
     kept = _run_columns.get(key)
     if kept is not None and kept[0] is check:
@@ -491,7 +493,7 @@ def _columns(check: _RunCheck, index: int, run: int) -> Columns:
         columns.append((at, table[index : index + run]))
     for at, byte in check.shared:
         columns.append((at, byte * run))
-    if run <= _MAX_COLUMNS_RUN:
+    if keep and run <= _MAX_COLUMNS_RUN:
         if len(_run_columns) >= _MAX_RUN_COLUMNS:
             _run_columns.clear()  # at once: walks in worker threads keep columns too
         _run_columns[key] = (check, columns)
@@ -499,11 +501,19 @@ def _columns(check: _RunCheck, index: int, run: int) -> Columns:
 
 
 def _run_length(
-    buf: bytes, pos: int, end: int, index: int, left: int, check: _RunCheck, min_run: int
+    buf: bytes,
+    pos: int,
+    end: int,
+    index: int,
+    left: int,
+    check: _RunCheck,
+    min_run: int,
+    keep: bool = False,
 ) -> tuple[int, int, Columns]:
     """How many records from ``pos`` (the ``index``-th record on, ``left`` still
     to come) have the layout ``check`` checks, the largest timestamp delta
-    among them, and their columns (:func:`_columns`); 0 if fewer than ``min_run``.
+    among them, and their columns (:func:`_columns`, kept if ``keep``); 0 if fewer
+    than ``min_run``.
 
     The run ends where the timestamp deltas widen, as found on their columns
     (a strided slice: one byte of every record); the records up to there are
@@ -526,7 +536,7 @@ def _run_length(
             if run < min_run:
                 return 0, _NO_DELTA, []
             stop = pos + run * size
-    columns = _columns(check, index, run)
+    columns = _columns(check, index, run, keep)
     timestamps = _holds(buf, pos, stop, check, columns)
     if timestamps is None:
         run = _leading_run(buf, pos, index, run, check)
@@ -719,7 +729,9 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         known = _known_layouts.get((size, last - body, delta_width, keys_required))
         if known is None:
             return None
-        run, delta, columns = _run_length(records, pos, end, index, count - index, known, 1)
+        run, delta, columns = _run_length(
+            records, pos, end, index, count - index, known, 1, keep=True
+        )
         if not run:
             return None
         if delta > largest:

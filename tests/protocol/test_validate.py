@@ -399,6 +399,16 @@ def test_batches_of_any_count_are_checked_as_runs_of_the_layouts_seen(count: int
     check_small(batch)
 
 
+def test_a_layout_walked_again_keeps_the_check_it_had() -> None:
+    """The walk finding a kept layout again keeps the check it had (and the columns
+    kept for its runs), not an equal new one."""
+    batch = batch_of(b"".join(uniform(100, size=50)), 100)
+    check(batch)  # the walk, chunk by chunk
+    kept = dict(validate._known_layouts)
+    check(batch)
+    assert kept and all(validate._known_layouts[key] is found for key, found in kept.items())
+
+
 @pytest.mark.parametrize("fault", RUN_FAULTS)
 @pytest.mark.parametrize(
     ("count", "victim"),

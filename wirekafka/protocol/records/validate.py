@@ -660,12 +660,15 @@ _MAX_KNOWN_RECORD_BYTES = 4096
 
 def _learn(check: _RunCheck, keys_required: bool) -> None:
     """Keep ``check``, of the layout of a record without headers that the walk read
-    whole (keys required, if ``keys_required``)."""
+    whole (keys required, if ``keys_required``), unless an equal one is kept: the
+    columns kept for that one's runs (:func:`_columns`) stay of use."""
     if check.size > _MAX_KNOWN_RECORD_BYTES:
+        return
+    key = (check.size, len(check.timestamp), len(check.deltas), keys_required)
+    if _known_layouts.get(key) == check:
         return
     if len(_known_layouts) >= _MAX_CACHED_LAYOUTS:
         _known_layouts.clear()
-    key = (check.size, len(check.timestamp), len(check.deltas), keys_required)
     _known_layouts[key] = check
 
 
@@ -725,7 +728,10 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         while last < end and records[last] >= 0x80 and last <= body + _MAX_RUN_TIMESTAMP_WIDTH:
             last += 1
         size = body - pos + ((raw >> 1) ^ -(raw & 1))
-        delta_width = 1 if index < 64 else 2 if index < 8192 else 3
+        # the width a minimal offset delta takes at this place
+        delta_width = (
+            1 if index < _OFFSET_DELTA_LIMITS[0] else 2 if index < _OFFSET_DELTA_LIMITS[1] else 3
+        )
         known = _known_layouts.get((size, last - body, delta_width, keys_required))
         if known is None:
             return None

@@ -63,21 +63,20 @@ def answer_parts(
     if type(request) is not SimpleProduce:
         header = request.header  # type: ignore[union-attr]
         return produce_response_parts(header.api_version, header.correlation_id, answer)  # type: ignore[arg-type]
+    assert type(answer) is PartitionProduceResponse, "a SimpleProduce's partition's answer"
     version = request.api_version
-    if type(answer) is PartitionProduceResponse and 0 <= version <= LAST_KNOWN_VERSION:
-        partition = _partition(version, answer)
-        if partition is not None:
-            prefix, suffix = _one_partition_frame(version, request.topic)
-            out = bytearray(prefix)
-            out += partition
-            out += suffix
-            _SIZE_AND_CORRELATION.pack_into(out, 0, len(out) - 4, request.correlation_id)
-            return [out]
-    if type(answer) is PartitionProduceResponse:
-        answer = ProduceResponse(
+    partition = _partition(version, answer) if 0 <= version <= LAST_KNOWN_VERSION else None
+    if partition is None:  # fields the codec writes
+        whole = ProduceResponse(
             responses=[TopicProduceResponse(name=request.topic, partition_responses=[answer])]
         )
-    return produce_response_parts(version, request.correlation_id, answer)  # type: ignore[arg-type]
+        return produce_response_parts(version, request.correlation_id, whole)
+    prefix, suffix = _one_partition_frame(version, request.topic)
+    out = bytearray(prefix)
+    out += partition
+    out += suffix
+    _SIZE_AND_CORRELATION.pack_into(out, 0, len(out) - 4, request.correlation_id)
+    return [out]
 
 
 def _one_partition_frame(version: int, topic: str) -> tuple[bytes, bytes]:

@@ -548,18 +548,16 @@ async def handle_produces(
             await _flush(pendings)
     answers: list[ProduceResponse | PartitionProduceResponse | CloseConnection | None] = []
     for acks, timeout_ms, asked in prepared:
-        entries = (
-            [entry for _, listed in asked for entry in listed]
-            if isinstance(asked, list)
-            else [asked]
-        )
         if acks == -1 and ctx.replicas is not None:
             await _wait_replicated(
-                ctx.replicas, [entry for entry in entries if type(entry) is _Pending], timeout_ms
+                ctx.replicas,
+                [entry for entry in _entries(asked) if type(entry) is _Pending],
+                timeout_ms,
             )
         if acks == 0:
             failed = next(
-                (response for response in map(_response, entries) if response.error_code), None
+                (response for response in map(_response, _entries(asked)) if response.error_code),
+                None,
             )
             if failed is not None:
                 answers.append(
@@ -590,6 +588,13 @@ def _acks_refusal(acks: int) -> tuple[ErrorCode, str | None] | None:
     if acks in (-1, 0, 1):
         return None
     return ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}: expected -1, 0 or 1"
+
+
+def _entries(asked: list[tuple[str, list[_Entry]]] | _Entry) -> list[_Entry]:
+    """The partitions of a request as prepared: its topics', or a SimpleProduce's one."""
+    if isinstance(asked, list):
+        return [entry for _, listed in asked for entry in listed]
+    return [asked]
 
 
 def _response(entry: _Entry) -> PartitionProduceResponse:

@@ -368,8 +368,8 @@ def refused_small(batch: bytes, **kwargs: bool) -> InvalidRecords:
 
 
 def layout_seen(count: int) -> list[bytes]:
-    """Records of one layout, after batches of them, of their size and count, passed
-    (a small batch's layout is taken for the next one of its size and count)."""
+    """Records of one layout, after a batch of them passed twice: the walk kept their
+    layout, then the check of runs of it kept the batch's runs, by its size and count."""
     records = uniform(count, size=50)
     check_small(batch_of(b"".join(records), count))
     check_small(batch_of(b"".join(records), count))

@@ -69,18 +69,26 @@ def test_restarted_static_leader_still_watches_the_groups_topics(
         assert isinstance(member, java.JavaMember)
         return member
 
+    every = frozenset(range(PARTITIONS))
     leader = start("leader", led, 0)
-    wait_until([leader], lambda: leader.owned == set(range(PARTITIONS)), TIMEOUT_S, "the leader")
+    wait_until([leader], lambda: leader.owned == every, TIMEOUT_S, "the leader")
     follower = start("follower", later, 1)
+    # The follower's assignment can come before the leader's own callbacks of that
+    # rebalance (an eager leader gives everything back first): wait for both.
     wait_until(
-        [leader, follower], lambda: bool(follower.of_type("assigned")), TIMEOUT_S, "the follower"
+        [leader, follower],
+        lambda: bool(follower.of_type("assigned")) and len(leader.of_type("assigned")) >= 2,
+        TIMEOUT_S,
+        "the follower, and the leader's second assignment",
     )
     assert follower.owned == frozenset()
-    held = leader.owned
+    assert leader.owned == every
     leader.close()
     leader = start("leader-again", led, 0)
+    # Only once the restarted leader holds its partitions again has it joined, and
+    # been told to watch the group's topics; a topic created before that is no change.
     wait_until(
-        [leader, follower], lambda: leader.owned == held, TIMEOUT_S, "the leader's partitions"
+        [leader, follower], lambda: leader.owned == every, TIMEOUT_S, "the leader's partitions"
     )
 
     create_topic(bootstrap, later, PARTITIONS)

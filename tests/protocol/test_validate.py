@@ -452,6 +452,25 @@ def test_the_largest_timestamp_delta_of_any_run_is_the_batchs() -> None:
         assert "reach 63 ms past" in str(error)
 
 
+@pytest.mark.parametrize("later", [9000, -9000])
+def test_a_run_ends_where_its_timestamp_deltas_take_a_third_byte(later: int) -> None:
+    """Two-byte timestamp deltas, then three-byte ones (a batch spanning more than
+    8.192 s, forward or back): the run of the first layout ends where a second
+    byte carries on, and the largest delta, in either run, is the batch's."""
+    deltas = [100 + i for i in range(40)] + [later + i for i in range(40)]
+    records = b"".join(
+        record_bytes(i, key=b"key1", value=b"v" * 50, timestamp_delta=delta)
+        for i, delta in enumerate(deltas)
+    )
+    largest = max(deltas)
+    check_small(batch_of(records, 80))  # the walk, learning both layouts
+    assert known_records(batch_of(records, 80)) == largest
+    check_small(batch_of(records, 80))
+    for wrong in (largest - 1, largest + 1):
+        error = refused_small(batch_of(records, 80, max_timestamp_delta=wrong))
+        assert f"reach {largest} ms past" in str(error)
+
+
 def test_batches_of_known_layouts_are_refused_exactly_where_the_walk_refuses_them() -> None:
     """Random batches of records of a few layouts, their timestamp deltas widening
     at random, one byte changed (or none): the check with those layouts known

@@ -516,8 +516,9 @@ def _run_length(
     than ``min_run``.
 
     The run ends where the timestamp deltas widen, as found on their columns
-    (a strided slice: one byte of every record); the records up to there are
-    checked by :func:`_holds`, and if one of them is not of the layout,
+    (a strided slice: one byte of every record), which are kept for
+    :func:`_largest_delta`; the rest of the records' layout up to there is
+    checked by :func:`_shares`, and if one of them is not of the layout,
     :func:`_leading_run` finds where the run ends.
     """
     size = check.size
@@ -529,6 +530,7 @@ def _run_length(
     if run < min_run:
         return 0, _NO_DELTA, []
     stop = pos + run * size
+    timestamps = []
     for at, high in check.timestamp:
         column = buf[pos + at : stop : size]
         if not (column.translate(_TOP_BIT_FLIPPED) if high else column).isascii():
@@ -536,9 +538,11 @@ def _run_length(
             if run < min_run:
                 return 0, _NO_DELTA, []
             stop = pos + run * size
+        timestamps.append(column)
+    if len(timestamps[0]) != run:  # the run was cut: the columns read before the cut too
+        timestamps = [column[:run] for column in timestamps]
     columns = _columns(check, index, run, keep)
-    timestamps = _holds(buf, pos, stop, check, columns)
-    if timestamps is None:
+    if not _shares(buf, pos, stop, check, columns):
         run = _leading_run(buf, pos, index, run, check)
         if run < min_run:
             return 0, _NO_DELTA, []
@@ -556,8 +560,8 @@ def _holds(
 
     Every condition is checked on a strided slice (one byte of every record),
     in one pass in C: ``isascii`` for the top bits of the timestamp deltas and
-    the attributes, a comparison for the offset deltas and for the bytes the
-    records share.
+    the attributes (:func:`_shares`), a comparison for the offset deltas and
+    for the bytes the records share.
     """
     size = check.size
     timestamps = []
@@ -566,12 +570,22 @@ def _holds(
         if not (column.translate(_TOP_BIT_FLIPPED) if high else column).isascii():
             return None
         timestamps.append(column)
+    return timestamps if _shares(buf, pos, stop, check, columns) else None
+
+
+def _shares(buf: bytes, pos: int, stop: int, check: _RunCheck, columns: Columns) -> bool:
+    """Whether the records from ``pos`` to ``stop`` have the attributes of ``check``'s
+    layout, and the offset deltas and shared bytes ``columns`` gives (their
+    timestamp deltas are the caller's to check)."""
+    size = check.size
     if not buf[pos + check.attributes_at : stop : size].isascii():
-        return None
-    for at, expected in columns:
+        return False
+    for at, expected in columns:  # a loop, not all(): no generator per run
         if buf[pos + at : stop : size] != expected:
-            return None
-    return timestamps
+            break
+    else:
+        return True
+    return False
 
 
 def _leading_run(buf: bytes, pos: int, index: int, run: int, check: _RunCheck) -> int:

@@ -42,6 +42,14 @@ def test_a_request_lands_in_the_bucket_of_the_first_bound_not_below_it():
     assert len(metrics.apis[ApiKey.FETCH].by_version) == 13  # v0-v12
 
 
+def test_requests_handled_together_count_as_many_of_the_groups_time():
+    metrics = BrokerMetrics()
+    metrics.handled(ApiKey.PRODUCE, 7, LATENCY_BOUNDS_S[1], 5)
+    produce = metrics.apis[ApiKey.PRODUCE]
+    assert produce.by_version[7] == 5 and produce.buckets[1] == 5 and sum(produce.buckets) == 5
+    assert produce.sum_seconds == pytest.approx(LATENCY_BOUNDS_S[1] * 5)
+
+
 def test_produce_and_fetch_count_records_and_bytes(broker: TestBroker):
     broker.create_topic("t")
     batch = make_batch([b"a", b"bb", b"ccc"])

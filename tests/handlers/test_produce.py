@@ -381,6 +381,40 @@ def answered(answer) -> list[tuple[str, int, int, int]]:
     ]
 
 
+def test_pipelined_requests_count_every_record_and_byte_they_append(broker):
+    """Appends to one log made together are counted together, per topic; a refused
+    batch counts nothing."""
+    broker.create_topic("t", partitions=2)
+    broker.create_topic("u")
+    corrupt = bytearray(make_batch([b"x"]))
+    corrupt[-1] ^= 0xFF  # the CRC no longer matches
+    batches = [
+        ("t", 0, make_batch([b"a", b"b"])),
+        ("t", 0, make_batch([b"c"])),
+        ("t", 0, bytes(corrupt)),
+        ("t", 1, make_batch([b"d", b"e", b"f"])),
+        ("u", 0, make_batch([b"g"])),
+        ("t", 0, make_batch([b"h", b"i"])),
+    ]
+    answers = pipelined(
+        broker,
+        [
+            (produce_request(topic, batch, partition=index, acks=1), 7)
+            for topic, index, batch in batches
+        ],
+    )
+    assert [code for answer in answers for _, _, code, _ in answered(answer)] == [
+        0, 0, ErrorCode.CORRUPT_MESSAGE, 0, 0, 0,
+    ]  # fmt: skip
+    appended = [batch for _, _, batch in batches if batch != bytes(corrupt)]
+    t_bytes = sum(len(batch) for batch in appended[:3] + appended[4:])
+    topics = broker.ctx.metrics.topics
+    assert (topics["t"].messages_in, topics["t"].bytes_in) == (8, t_bytes)
+    assert (topics["u"].messages_in, topics["u"].bytes_in) == (1, len(appended[3]))
+    total = broker.ctx.metrics.all_topics
+    assert (total.messages_in, total.bytes_in) == (9, t_bytes + len(appended[3]))
+
+
 def test_pipelined_requests_are_answered_in_order_as_one_at_a_time(broker):
     broker.create_topic("t", partitions=2)
     broker.create_topic("u")

@@ -7,10 +7,11 @@ import fcntl
 import os
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.handlers.support import make_batch, produce_request
+from tests.handlers.support import TestBroker, make_batch, produce_request, run
 from tests.server.test_authentication import Clock, authenticate, authenticator, handshake
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
@@ -27,6 +28,7 @@ from wirekafka.server.connection import (
     Session,
     _pipelined_produces,
     _produce_request,
+    _respond_produces,
     needs_reservation,
     receive_size,
 )
@@ -192,6 +194,41 @@ def produce_frame(correlation_id: int, version: int = 9, value_bytes: int = 1) -
     header = RequestHeader(ApiKey.PRODUCE, version, correlation_id, "c")
     batch = make_batch([b"v" * value_bytes])
     return encode_request(header, produce_request("t", batch, acks=1))
+
+
+class _Host:
+    """What answering produce requests reads of the server: the broker's context."""
+
+    def __init__(self, broker: TestBroker) -> None:
+        self.context = broker.ctx
+
+
+@pytest.mark.parametrize("simple", [False, True])
+def test_each_produce_request_of_a_group_is_counted_in_its_version(
+    simple: bool, tmp_path: Path
+) -> None:
+    broker = TestBroker(tmp_path)
+    try:
+        broker.create_topic("t")
+        session = Session("/127.0.0.1", "PLAINTEXT")
+        versions = [7, 7, 9, 7, 3, 3, 9]
+        decoder = FrameDecoder()
+        decoder.receive_data(
+            b"".join(encode_frame(produce_frame(i, v)) for i, v in enumerate(versions))
+        )
+        frame = decoder.next_frame()
+        assert frame is not None
+        first = _produce_request(frame, session, simple)
+        taken = _pipelined_produces(decoder, first, session, None, simple)
+        assert len(taken) == len(versions)
+        answers = run(_respond_produces, _Host(broker), taken)
+        assert all(type(answer) is list for answer in answers)
+        stats = broker.ctx.metrics.apis[ApiKey.PRODUCE]
+        assert {v: stats.by_version[v] for v in (3, 7, 9)} == {3: 2, 7: 3, 9: 2}
+        assert sum(stats.buckets) == len(versions)
+        assert stats.sum_seconds > 0
+    finally:
+        broker.close()
 
 
 def test_a_group_ends_where_the_sasl_session_expired() -> None:

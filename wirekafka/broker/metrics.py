@@ -76,12 +76,13 @@ class BrokerMetrics:
         self.topics: dict[str, TopicCounts] = {}
         self.all_topics = TopicCounts()
 
-    def handled(self, api_key: int, version: int, seconds: float) -> None:
-        """A request of a served API and version was handled in ``seconds``."""
+    def handled(self, api_key: int, version: int, seconds: float, count: int = 1) -> None:
+        """``count`` requests of a served API and version were handled in ``seconds``
+        each (requests handled together take as long as the group)."""
         stats = self.apis[api_key]
-        stats.by_version[version] += 1
-        stats.buckets[bisect_left(LATENCY_BOUNDS_S, seconds)] += 1
-        stats.sum_seconds += seconds
+        stats.by_version[version] += count
+        stats.buckets[bisect_left(LATENCY_BOUNDS_S, seconds)] += count
+        stats.sum_seconds += seconds * count
 
     def produced(self, topic: str, records: int, size_bytes: int) -> None:
         counts = self.topics.get(topic)

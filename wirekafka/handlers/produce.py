@@ -429,14 +429,14 @@ def _take_result(
 def _appended(ctx: BrokerContext, pendings: list[_Pending]) -> None:
     """What follows appends to one log: its waiting fetches woken, the metrics counted,
     the high watermark moved (a retry that wrote nothing changes none of these)."""
-    written = False
-    metrics = ctx.metrics
+    records = request_bytes = 0
     for pending in pendings:
         if pending.records:
-            written = True
-            metrics.produced(pending.topic, pending.records, pending.request_bytes)
-    if written:
+            records += pending.records
+            request_bytes += pending.request_bytes
+    if records:
         first = pendings[0]
+        ctx.metrics.produced(first.topic, records, request_bytes)
         ctx.appends.appended(first.topic, first.index)
         if ctx.replicas is not None and first.led is not None:
             ctx.replicas.appended(first.led)

@@ -313,18 +313,24 @@ async def _respond_produces(
     started = perf_counter()
     answers = await handle_produces(context, requests)
     elapsed = perf_counter() - started
-    metrics = context.metrics
     encoded: list[list[Any] | CloseConnection | None] = []
+    counted_version, counted = -1, 0  # the requests of one version in a row, counted once
     for request, answer in zip(requests, answers, strict=False):  # answers may stop early
         if type(request) is SimpleProduce:
             version = request.api_version
         else:
             version = request.header.api_version  # type: ignore[union-attr]
-        metrics.handled(ApiKey.PRODUCE, version, elapsed)
+        if version != counted_version:
+            if counted:
+                context.metrics.handled(ApiKey.PRODUCE, counted_version, elapsed, counted)
+            counted_version, counted = version, 0
+        counted += 1
         if answer is None or isinstance(answer, CloseConnection):
             encoded.append(answer)
         else:
             encoded.append(answer_parts(request, answer))
+    if counted:
+        context.metrics.handled(ApiKey.PRODUCE, counted_version, elapsed, counted)
     return encoded
 
 

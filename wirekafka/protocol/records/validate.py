@@ -546,7 +546,7 @@ def _run_length(
         run = _leading_run(buf, pos, index, run, check)
         if run < min_run:
             return 0, _NO_DELTA, []
-        timestamps = [buf[pos + at : pos + run * size : size] for at, _ in check.timestamp]
+        timestamps = [column[:run] for column in timestamps]
         columns = _columns(check, index, run)
     return run, _largest_delta(timestamps), columns
 

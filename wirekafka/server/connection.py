@@ -314,23 +314,19 @@ async def _respond_produces(
     answers = await handle_produces(context, requests)
     elapsed = perf_counter() - started
     encoded: list[list[Any] | CloseConnection | None] = []
-    counted_version, counted = -1, 0  # the requests of one version in a row, counted once
+    by_version: dict[int, int] = {}  # the requests answered, counted once per version
     for request, answer in zip(requests, answers, strict=False):  # answers may stop early
         if type(request) is SimpleProduce:
             version = request.api_version
         else:
             version = request.header.api_version  # type: ignore[union-attr]
-        if version != counted_version:
-            if counted:
-                context.metrics.handled(ApiKey.PRODUCE, counted_version, elapsed, counted)
-            counted_version, counted = version, 0
-        counted += 1
+        by_version[version] = by_version.get(version, 0) + 1
         if answer is None or isinstance(answer, CloseConnection):
             encoded.append(answer)
         else:
             encoded.append(answer_parts(request, answer))
-    if counted:
-        context.metrics.handled(ApiKey.PRODUCE, counted_version, elapsed, counted)
+    for version, count in by_version.items():
+        context.metrics.handled(ApiKey.PRODUCE, version, elapsed, count)
     return encoded
 
 

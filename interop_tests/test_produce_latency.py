@@ -1,4 +1,5 @@
-"""A produce's latency stays low while the broker does something slow: p99 under 50 ms.
+"""A produce's latency stays low while the broker does something slow: its p99 within
+50 ms of a broker's beside it that does nothing slow.
 
 A client produces one small batch every :data:`INTERVAL_S` (acks=1, one
 request at a time, the project's own protocol client on a socket of its own).
@@ -15,7 +16,17 @@ omission). Two slow things, each in a broker process of its own:
   timeout, while a second client creates topics (which waits for ZooKeeper)
   and the first one produces to a topic that exists.
 
-Each test prints its figures (p50, p99, max, samples) for the record.
+A second client of the same kind produces over the same window to a broker
+of its own that does nothing slow (the control): the machine's load alone
+gives that broker's latency, and a loaded machine (the suite's other workers run JVMs
+and brokers beside it) can take a p99 past 30 ms with no stall of either
+broker. A produce's p99 may exceed the control's by :data:`P99_ADDED_LIMIT_S`
+at most; a broker that blocked its event loop on the slow thing (the
+compaction pass, a ZooKeeper call) exceeded 150 ms, and by seconds with
+ZooKeeper stopped.
+
+Each test prints its figures (p50, p99, max, samples) and the control's, for
+the record.
 """
 
 from __future__ import annotations
@@ -55,7 +66,7 @@ from wirekafka.storage.log_manager import LogManager
 pytestmark = [HEAVY, pytest.mark.slow]
 
 INTERVAL_S = 0.01  # one produce every 10 ms
-P99_LIMIT_S = 0.050
+P99_ADDED_LIMIT_S = 0.050  # over the control's p99
 TIMEOUT_S = 60.0
 
 # the compacted segment: 1-record batches of VALUE_BYTES, each key written twice
@@ -213,10 +224,13 @@ def compacting_broker(tmp_path: Path) -> Iterator[tuple[Broker, int]]:
         broker.close()
 
 
-def test_produce_latency_while_a_200_mb_segment_is_compacted(compacting_broker, paced) -> None:
+def test_produce_latency_while_a_200_mb_segment_is_compacted(
+    compacting_broker, broker_factory: BrokerFactory, paced
+) -> None:
     broker, compacted_end = compacting_broker
     segment = broker.data_dir / f"{COMPACTED_TOPIC}-0" / f"{0:020d}.log"
     segment_bytes = segment.stat().st_size
+    control = paced_control(broker_factory, paced)
     broker.start()
     start = time.monotonic()
     producer = paced(broker.address, COMPACTED_TOPIC)
@@ -228,15 +242,17 @@ def test_produce_latency_while_a_200_mb_segment_is_compacted(compacting_broker, 
     )
     end = time.monotonic()
     producer.stop()
-    figures = producer.figures(start, end)
+    control.stop()
+    figures, beside = producer.figures(start, end), control.figures(start, end)
     compacted_bytes = segment.stat().st_size
     print(
         f"\nproduce latency while compacting a {segment_bytes / 2**20:.0f} MB segment "
-        f"into {compacted_bytes / 2**20:.0f} MB ({end - start:.1f} s): {figures}"
+        f"into {compacted_bytes / 2**20:.0f} MB ({end - start:.1f} s): {figures}; "
+        f"the control: {beside}"
     )
-    assert producer.errors == []
+    assert producer.errors == [] and control.errors == []
     assert compacted_bytes < segment_bytes * 0.6  # the pass did rewrite it
-    assert figures.p99_s < P99_LIMIT_S, figures
+    assert figures.p99_s < beside.p99_s + P99_ADDED_LIMIT_S, (figures, beside)
 
 
 # -- while ZooKeeper is stopped
@@ -271,14 +287,9 @@ def test_produce_latency_while_zookeeper_is_stopped(
         }
     )
     assert create_topic(broker.address, "steady") == ErrorCode.NONE
-    with ProtocolClient(*broker.address) as client:
-        wait_for(
-            lambda: client.produce("steady", steady_batch())[0] == ErrorCode.NONE,
-            "a leader for the topic",
-            TIMEOUT_S,
-            0.1,
-        )
+    wait_until_produced(broker.address, "steady")
     producer = paced(broker.address, "steady")
+    control = paced_control(broker_factory, paced)
     time.sleep(1.0)
     assert zookeeper.process is not None
     created: list[int] = []
@@ -297,12 +308,38 @@ def test_produce_latency_while_zookeeper_is_stopped(
     creator.join(TIMEOUT_S)
     time.sleep(1.0)
     producer.stop()
-    figures = producer.figures(stopped, resumed)
-    print(f"\nproduce latency while ZooKeeper was stopped for {ZK_STOPPED_S:.0f} s: {figures}")
+    control.stop()
+    figures, beside = producer.figures(stopped, resumed), control.figures(stopped, resumed)
+    print(
+        f"\nproduce latency while ZooKeeper was stopped for {ZK_STOPPED_S:.0f} s: {figures}; "
+        f"the control: {beside}"
+    )
     assert created, "the CreateTopics sent while ZooKeeper was stopped got no answer"
-    assert producer.errors == []
-    assert figures.p99_s < P99_LIMIT_S, figures
+    assert producer.errors == [] and control.errors == []
+    assert figures.p99_s < beside.p99_s + P99_ADDED_LIMIT_S, (figures, beside)
 
 
 def steady_batch() -> bytes:
     return encode_batch([Record(0, time.time_ns() // 1_000_000, b"k", b"v")])
+
+
+def wait_until_produced(address: tuple[str, int], topic: str) -> None:
+    """Until a produce to the topic succeeds: it has a leader."""
+    with ProtocolClient(*address) as client:
+        wait_for(
+            lambda: client.produce(topic, steady_batch())[0] == ErrorCode.NONE,
+            f"a leader for {topic}",
+            TIMEOUT_S,
+            0.1,
+        )
+
+
+def paced_control(
+    broker_factory: BrokerFactory, paced: Callable[[tuple[str, int], str], PacedProducer]
+) -> PacedProducer:
+    """The control: a broker of its own that does nothing slow (the embedded default),
+    and a paced producer on it from now on."""
+    broker = broker_factory()
+    assert create_topic(broker.address, "steady") == ErrorCode.NONE
+    wait_until_produced(broker.address, "steady")
+    return paced(broker.address, "steady")

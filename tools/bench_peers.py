@@ -31,6 +31,9 @@ message at 1,000 partitions against 1. For librdkafka's producer rows it also
 gives the load generator's own CPU per message (``getrusage`` of the ended
 child) against each broker: on two cores it shares the machine with the
 broker, so what it spends bounds the rate as much as what the broker spends.
+With it goes the producer's average round trip (librdkafka's ``rtt``
+statistics, from a Produce's send to its answer): long when the producer
+waits for the broker (its queue full), short when it is the limit itself.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]
@@ -169,6 +172,7 @@ class Result:
     p99_ms: float | None = None
     rss_mb: tuple[float, float, float] | None = None  # the broker's: at the start, max, at the end
     load_cpu_s: float | None = None  # the load generator's (librdkafka's producer rows)
+    round_trip_ms: float | None = None  # its average produce round trip (the same rows)
 
     @property
     def load_cpu_us_per_message(self) -> float | None:
@@ -391,6 +395,21 @@ def rdkafka_requests(output: str, messages: int, counted: str) -> float | None:
     return sent / last[counted] * messages if last[counted] else None
 
 
+def rdkafka_round_trip_ms(output: str) -> float | None:
+    """The producer's average round trip to the brokers it produced to, over all its
+    statistics (librdkafka's ``rtt`` windows, from a request's send to its answer):
+    long when it waits for the broker, short when it is itself the limit."""
+    total_us = count = 0
+    for line in output.splitlines():
+        if not line.startswith("{"):
+            continue
+        for broker in json.loads(line)["brokers"].values():
+            if broker["req"].get("Produce"):
+                total_us += broker["rtt"]["sum"]
+                count += broker["rtt"]["cnt"]
+    return total_us / count / 1000 if count else None
+
+
 def rdkafka_produce(bootstrap: str, topic: str, size: int, count: int, *options: str) -> list[str]:
     return [
         str(rdkafka_performance()), "-P", "-t", topic, "-b", bootstrap,
@@ -406,7 +425,15 @@ def produce_row(size: int, count: int, options: Sequence[str]) -> Callable[..., 
         load_cpu_s = children_cpu_seconds() - load_before
         rate, mb_s = last_match(PRODUCED, output, "rdkafka_performance")
         requests = rdkafka_requests(output, count, "txmsgs")
-        return Result(count, float(rate), float(mb_s), requests, cpu, load_cpu_s=load_cpu_s)
+        return Result(
+            count,
+            float(rate),
+            float(mb_s),
+            requests,
+            cpu,
+            load_cpu_s=load_cpu_s,
+            round_trip_ms=rdkafka_round_trip_ms(output),
+        )
 
     return measure
 
@@ -773,6 +800,7 @@ def median_result(results: Sequence[Result]) -> Result:
             else None
         ),
         load,
+        med([r.round_trip_ms for r in results]),
     )
 
 
@@ -829,16 +857,24 @@ def print_partition_cost(medians: dict[str, dict[str, Result]]) -> None:
 
 def print_load_cost(medians: dict[str, dict[str, Result]]) -> None:
     """The load generator's CPU per message against each peer: on these 2 cores it
-    shares the machine with the broker, so what it spends bounds the rate too."""
+    shares the machine with the broker, so what it spends bounds the rate too; and
+    its average round trip, which says which of the two the other waits for."""
     for name, found in medians.items():
-        known = {
-            peer: cost
-            for peer, result in found.items()
-            if (cost := result.load_cpu_us_per_message) is not None
-        }
-        if known:
-            listed = ", ".join(f"{peer} {cost:.2f}" for peer, cost in known.items())
-            print(f"{name}: the load generator's CPU per message (µs) against {listed}")
+        costs = _by_peer(found, lambda result: result.load_cpu_us_per_message)
+        if costs:
+            print(f"{name}: the load generator's CPU per message (µs) against {costs}")
+        trips = _by_peer(found, lambda result: result.round_trip_ms)
+        if trips:
+            print(f"{name}: the producer's average round trip (ms) to {trips}")
+
+
+def _by_peer(found: dict[str, Result], figure: Callable[[Result], float | None]) -> str:
+    """``figure`` of each peer's result that has it, listed: "mock 0.95, ..."."""
+    return ", ".join(
+        f"{peer} {value:.2f}"
+        for peer, result in found.items()
+        if (value := figure(result)) is not None
+    )
 
 
 def run_limit(row: Row, peer: Peer, topic: str, messages: int) -> Result | None:
@@ -867,11 +903,12 @@ def run_row(name: str, row: Row, peers: Sequence[Peer], reps: int) -> dict[str, 
                     found[SENDFILE] = limit
             for who, result in found.items():
                 results.setdefault(who, []).append(result)
-                load = result.load_cpu_us_per_message
+                load, trip = result.load_cpu_us_per_message, result.round_trip_ms
                 print(
                     f"{name} rep {rep + 1} {who:>12}: {figure(result, row.unit):>18}, "
                     f"{'sender' if who == SENDFILE else 'broker'} {cpu_text(result)}"
-                    + (f", load generator {load:.2f} µs/msg" if load is not None else ""),
+                    + (f", load generator {load:.2f} µs/msg" if load is not None else "")
+                    + (f", round trip {trip:.2f} ms" if trip is not None else ""),
                     flush=True,
                 )
     return {peer: median_result(found) for peer, found in results.items()}

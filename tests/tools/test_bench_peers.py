@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from tools.bench_peers import Result, delivered_all, median_result, rdkafka_requests
+from tools.bench_peers import (
+    Result,
+    delivered_all,
+    median_result,
+    rdkafka_requests,
+    rdkafka_round_trip_ms,
+)
 
 
 def test_cpu_per_gb_is_of_the_payload_the_client_counted():
@@ -46,3 +52,32 @@ def test_the_median_of_runs_keeps_the_load_generator_s_cpu_per_message():
     assert median.load_cpu_s == 0.002
     assert median.load_cpu_us_per_message == 2.0
     assert Result(1_000, 1000.0, 0.1, None, 0.001).load_cpu_us_per_message is None
+
+
+def test_the_round_trip_is_averaged_over_every_window_of_the_brokers_produced_to():
+    def stats(produce_rtt: tuple[int, int], other_rtt: tuple[int, int]) -> str:
+        def broker(produces: int, rtt: tuple[int, int]) -> dict[str, object]:
+            return {
+                "req": {"Produce": produces, "Metadata": 1},
+                "rtt": {"sum": rtt[0], "cnt": rtt[1], "avg": rtt[0] // max(rtt[1], 1)},
+            }
+
+        return json.dumps(
+            {"brokers": {"127.0.0.1:9092/0": broker(5, produce_rtt), "b/1": broker(0, other_rtt)}}
+        )
+
+    # windows of 2 and 6 round trips (µs): 8 in all, 16,000 µs; the metadata-only
+    # broker's round trips are not the producer's
+    output = "\n".join(
+        ["% Sending", stats((1_000, 2), (90_000, 1)), stats((15_000, 6), (0, 0)), "% done"]
+    )
+    assert rdkafka_round_trip_ms(output) == 2.0
+    assert rdkafka_round_trip_ms("no statistics\n") is None
+    assert rdkafka_round_trip_ms(stats((0, 0), (5, 1))) is None
+
+
+def test_the_median_of_runs_keeps_the_round_trip():
+    runs = [Result(1_000, 1000.0, 0.1, None, 0.001, round_trip_ms=ms) for ms in (3.0, 1.0, 2.0)]
+    assert median_result(runs).round_trip_ms == 2.0
+    unknown = Result(1_000, 1000.0, 0.1, None, 0.001)  # a run without statistics
+    assert median_result([runs[0], unknown]).round_trip_ms == 3.0

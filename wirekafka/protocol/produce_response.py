@@ -39,9 +39,9 @@ _I32 = struct.Struct(">i")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 # topic name -> its length-prefixed bytes, by whether compact (bounded: names recur)
 _names: dict[tuple[str, bool], bytes] = {}
-# (version, topic name) -> what precedes and follows the partition's answer in a
-# response to a SimpleProduce (see _one_partition_frame)
-_one_partition_frames: dict[tuple[int, str], tuple[bytes, bytes]] = {}
+# (version, topic name) -> how to pack a response to a SimpleProduce, and the bytes
+# before and after its partition's answer (see _one_partition_frame)
+_one_partition_frames: dict[tuple[int, str], tuple[struct.Struct, bytes, bytes]] = {}
 _MAX_CACHED_NAMES = 4096
 
 
@@ -65,35 +65,53 @@ def answer_parts(
         return produce_response_parts(header.api_version, header.correlation_id, answer)  # type: ignore[arg-type]
     assert type(answer) is PartitionProduceResponse, "a SimpleProduce's partition's answer"
     version = request.api_version
-    partition = _partition(version, answer) if 0 <= version <= LAST_KNOWN_VERSION else None
-    if partition is None:  # fields the codec writes
+    if not 0 <= version <= LAST_KNOWN_VERSION or (
+        version in _PARTITION_TAIL and (answer.record_errors or answer.error_message is not None)
+    ):  # fields the codec writes
         whole = ProduceResponse(
             responses=[TopicProduceResponse(name=request.topic, partition_responses=[answer])]
         )
         return produce_response_parts(version, request.correlation_id, whole)
-    prefix, suffix = _one_partition_frame(version, request.topic)
-    out = bytearray(prefix)
-    out += partition
-    out += suffix
-    _SIZE_AND_CORRELATION.pack_into(out, 0, len(out) - 4, request.correlation_id)
-    return [out]
+    packer, before, after = _one_partition_frame(version, request.topic)
+    size, correlation_id = packer.size - 4, request.correlation_id
+    index, error_code, base_offset = answer.index, answer.error_code, answer.base_offset
+    if version >= 5:
+        return [
+            packer.pack(
+                size, correlation_id, before, index, error_code, base_offset,
+                answer.log_append_time_ms, answer.log_start_offset, after,
+            )
+        ]  # fmt: skip
+    if version >= 2:
+        return [
+            packer.pack(
+                size, correlation_id, before, index, error_code, base_offset,
+                answer.log_append_time_ms, after,
+            )
+        ]  # fmt: skip
+    return [packer.pack(size, correlation_id, before, index, error_code, base_offset, after)]
 
 
-def _one_partition_frame(version: int, topic: str) -> tuple[bytes, bytes]:
-    """What comes before and after the partition's answer in a response of one topic
-    and one partition (the size and correlation id zeroes, to be packed)."""
+def _one_partition_frame(version: int, topic: str) -> tuple[struct.Struct, bytes, bytes]:
+    """A response of one topic and one partition: the struct that packs its size,
+    correlation id, the bytes before the partition's answer, the answer's fields and
+    the bytes after them (the partition's tail, then the response's end); and
+    those two byte strings."""
     key = (version, topic)
     found = _one_partition_frames.get(key)
     if found is None:
         flexible = version >= FIRST_FLEXIBLE_VERSION
-        header = b"\x00" * 8 + (b"\x00" if flexible else b"")
         one = _count(1, flexible)
-        suffix = (b"\x00" if flexible else b"") + (_I32.pack(0) if version >= 1 else b"")
+        before = (b"\x00" if flexible else b"") + one + _name(topic, flexible) + one
+        after = _PARTITION_TAIL.get(version, b"")
+        after += (b"\x00" if flexible else b"") + (_I32.pack(0) if version >= 1 else b"")
         if flexible:
-            suffix += b"\x00"
+            after += b"\x00"
+        fields = (_V5 if version >= 5 else _V2 if version >= 2 else _V0).format[1:]
+        packer = struct.Struct(f">ii{len(before)}s{fields}{len(after)}s")
         if len(_one_partition_frames) >= _MAX_CACHED_NAMES:
             _one_partition_frames.clear()
-        found = _one_partition_frames[key] = (header + one + _name(topic, flexible) + one, suffix)
+        found = _one_partition_frames[key] = (packer, before, after)
     return found
 
 

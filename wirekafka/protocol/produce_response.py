@@ -65,9 +65,7 @@ def answer_parts(
         return produce_response_parts(header.api_version, header.correlation_id, answer)  # type: ignore[arg-type]
     assert type(answer) is PartitionProduceResponse, "a SimpleProduce's partition's answer"
     version = request.api_version
-    if not 0 <= version <= LAST_KNOWN_VERSION or (
-        version in _PARTITION_TAIL and (answer.record_errors or answer.error_message is not None)
-    ):  # fields the codec writes
+    if not 0 <= version <= LAST_KNOWN_VERSION or _codec_writes(version, answer):
         whole = ProduceResponse(
             responses=[TopicProduceResponse(name=request.topic, partition_responses=[answer])]
         )
@@ -144,11 +142,11 @@ def _frame(version: int, correlation_id: int, response: ProduceResponse) -> byte
 
 
 def _partition(version: int, answer: PartitionProduceResponse) -> bytes | None:
-    """A partition's answer at ``version`` (known here); None if it has fields of v8
-    on (record errors, an error message), which the codec writes."""
-    tail = _PARTITION_TAIL.get(version, b"")
-    if tail and (answer.record_errors or answer.error_message is not None):
+    """A partition's answer at ``version`` (known here); None if the codec writes it
+    (:func:`_codec_writes`)."""
+    if _codec_writes(version, answer):
         return None
+    tail = _PARTITION_TAIL.get(version, b"")
     if version >= 5:
         return (
             _V5.pack(
@@ -166,6 +164,14 @@ def _partition(version: int, answer: PartitionProduceResponse) -> bytes | None:
             + tail
         )
     return _V0.pack(answer.index, answer.error_code, answer.base_offset)
+
+
+def _codec_writes(version: int, answer: PartitionProduceResponse) -> bool:
+    """Whether the answer has fields of v8 on (record errors, an error message) at a
+    version that carries them: those the codec writes."""
+    return version in _PARTITION_TAIL and (
+        bool(answer.record_errors) or answer.error_message is not None
+    )
 
 
 def _count(count: int, flexible: bool) -> bytes:

@@ -580,12 +580,10 @@ def _shares(buf: bytes, pos: int, stop: int, check: _RunCheck, columns: Columns)
     size = check.size
     if not buf[pos + check.attributes_at : stop : size].isascii():
         return False
-    for at, expected in columns:  # a loop, not all(): no generator per run
+    for at, expected in columns:  # noqa: SIM110 (a loop, not all(): no generator per run)
         if buf[pos + at : stop : size] != expected:
-            break
-    else:
-        return True
-    return False
+            return False
+    return True
 
 
 def _leading_run(buf: bytes, pos: int, index: int, run: int, check: _RunCheck) -> int:

@@ -9,7 +9,11 @@ wirekafka and Apache Kafka run for the whole benchmark (first warmed up with
 mock starts afresh for every run. Every run writes a new topic, of one
 partition but in ``partitions-1000``. Each row runs ``--reps`` times, the brokers
 taking turns (the first broker of each rep rotates), so a noisy machine weighs
-on each alike. The consume rows have one more peer, ``sendfile``, their limit:
+on each alike. librdkafka's producer rows have one more peer, ``socket→file``,
+their limit: ``tools/produce_floor.py``, a plain loop in Python (on trio, as
+wirekafka) that writes each produce's batch to its partition's file and
+answers, without any of a broker's checks or bookkeeping, a new process for
+every run. The consume rows have one more peer, ``sendfile``, their limit:
 right after each wirekafka run, the bytes wirekafka just served (its partition's
 segment files up to their last batch, warm in the page cache) moved by plain
 ``os.sendfile`` into a loopback socket that a small C program
@@ -130,6 +134,7 @@ WARM_UP_RECORDS = 250_000  # of 1 KiB
 LATENCY_RATE = 10_000  # msg/s
 BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
 SENDFILE = "sendfile"  # the limit of the consume rows: plain sendfile of wirekafka's log
+FLOOR = "socket→file"  # the limit of librdkafka's producer rows: tools/produce_floor.py
 RSS_EVERY_S = 0.5
 RUNS = itertools.count(1)  # numbers each run's topic
 # partitions-*: each keyless record to a random partition. librdkafka 2.0's
@@ -352,6 +357,29 @@ def apache_kafka_peer(kafka: ApacheKafka | None = None) -> Iterator[AdminPeer]:
         yield AdminPeer("Apache Kafka", running.bootstrap, (running.pid,), log_dir=log_dir)
 
 
+@contextlib.contextmanager
+def _one_process(command: Sequence[str], what: str) -> Iterator[tuple[str, Pids]]:
+    """A peer's process for one run: started with ``command``, which prints its
+    bootstrap address first, and stopped after the run."""
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=die_with_parent,
+    )
+    try:
+        assert process.stdout is not None
+        bootstrap = process.stdout.readline().strip()
+        if not bootstrap:
+            raise SystemExit(f"{what} did not start ({process.wait()})")
+        yield bootstrap, (process.pid,)
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
 class MockPeer:
     """librdkafka's mock cluster, a new process for every run."""
 
@@ -363,22 +391,37 @@ class MockPeer:
     ) -> Iterator[tuple[str, Pids]]:
         if configs:
             raise ValueError("the mock cluster takes no topic configs")
-        process = subprocess.Popen(
-            [str(mock_cluster()), f"{topic}:{partitions}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
-            preexec_fn=die_with_parent,
-        )
-        try:
-            assert process.stdout is not None
-            bootstrap = process.stdout.readline().strip()
-            if not bootstrap:
-                raise SystemExit(f"the mock cluster did not start ({process.wait()})")
-            yield bootstrap, (process.pid,)
-        finally:
-            process.terminate()
-            process.wait(30)
+        command = [str(mock_cluster()), f"{topic}:{partitions}"]
+        with _one_process(command, "the mock cluster") as found:
+            yield found
+
+
+class FloorPeer:
+    """The producer rows' limit, ``tools/produce_floor.py`` (a plain socket→file
+    loop in Python), a new process for every run, its files in a directory of
+    its own (``directory`` during the run) on the disk wirekafka's log.dirs are on."""
+
+    name = FLOOR
+
+    def __init__(self) -> None:
+        self.directory: Path | None = None
+
+    @contextlib.contextmanager
+    def serving(
+        self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> Iterator[tuple[str, Pids]]:
+        if configs:
+            raise ValueError("the socket→file loop takes no topic configs")
+        with tempfile.TemporaryDirectory(prefix="produce-floor-") as directory:
+            command = [
+                sys.executable, "-m", "tools.produce_floor", f"{topic}:{partitions}", directory
+            ]  # fmt: skip
+            self.directory = Path(directory)
+            try:
+                with _one_process(command, "the socket→file loop") as found:
+                    yield found
+            finally:
+                self.directory = None
 
 
 # -- librdkafka's load generator
@@ -693,6 +736,7 @@ class Row:
     # what the table shows: "msg/s", "MB/s", "msg/s, MB/s", "ms" (p50/p99 latency) or "RSS"
     unit: str
     mock: bool = True  # also run against the mock
+    floor: bool = False  # also run against the socket→file loop (librdkafka's producer rows)
     kafka: bool = True  # also run against Apache Kafka
     partitions: int = 1  # of the topic
     configs: Mapping[str, str] = field(default_factory=dict)  # of the topic
@@ -706,13 +750,16 @@ def rows(scale: float) -> dict[str, Row]:
         return max(1, int(count * scale))
 
     produce = {
-        name: Row(produce_row(row.record_bytes, n(count), row.options), "msg/s")
+        name: Row(produce_row(row.record_bytes, n(count), row.options), "msg/s", floor=True)
         for name, count in (("default-batching", 2_000_000), ("batch-1", 100_000), ("batch-50", 1_000_000))
         for row in [PRODUCE_ROWS[name]]
     }  # fmt: skip
     partitions = {
         f"partitions-{count}": Row(
-            produce_row(100, n(2_000_000), PARTITIONS_OPTIONS), "msg/s", partitions=count
+            produce_row(100, n(2_000_000), PARTITIONS_OPTIONS),
+            "msg/s",
+            partitions=count,
+            floor=True,
         )
         for count in (1, 1000)
     }
@@ -814,7 +861,7 @@ def print_table(
     medians: dict[str, dict[str, Result]],
     units: dict[str, str],
     measured: str = "wirekafka",
-    others: Sequence[str] = (BASELINE, "Apache Kafka", "mock", SENDFILE),
+    others: Sequence[str] = (BASELINE, "Apache Kafka", "mock", FLOOR, SENDFILE),
 ) -> None:
     """A Markdown table of the medians: each row's figure for ``measured`` and the
     ``others`` found, the ratios measured/other, the CPU of each but the mock's
@@ -945,14 +992,16 @@ def main() -> None:
             started.append(stack.enter_context(apache_kafka_peer()))
         for admin_peer in started:
             warm_up(admin_peer)
-        peers: list[Peer] = [*started, MockPeer()]
+        peers: list[Peer] = [*started, MockPeer(), FloorPeer()]
         medians: dict[str, dict[str, Result]] = {}
         for name in args.rows or list(table):
             row = table[name]
             turn = [
                 p
                 for p in peers
-                if (row.mock or p.name != "mock") and (row.kafka or p.name != "Apache Kafka")
+                if (row.mock or p.name != "mock")
+                and (row.kafka or p.name != "Apache Kafka")
+                and (row.floor or p.name != FLOOR)
             ]
             medians[name] = run_row(name, row, turn, args.reps)
         print_table(medians, {name: table[name].unit for name in medians})

@@ -1,0 +1,68 @@
+"""The benchmark's socket→file limit (tools/produce_floor.py, run by bench_peers as the
+peer ``socket→file``) takes librdkafka's produces over a real socket.
+
+confluent-kafka (librdkafka) produces to four partitions through the peer as
+bench_peers starts it, in five rounds (so each partition takes several batches,
+each after the last); every record is acknowledged at its partition's next
+offset, and each partition's file holds its records, in record batches (which
+librdkafka writes only to a broker whose versions say it can read them back),
+at those offsets. When the run ends the process and its directory are gone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from tools.bench_peers import FloorPeer
+from wirekafka.protocol.records.record_batch import MAGIC, MAGIC_OFFSET, decode_batch
+
+TOPIC = "floor"
+PARTITIONS = 4
+RECORDS = 2000
+ROUNDS = 5
+
+
+def stored(segment: Path) -> dict[int, bytes | None]:
+    """The values of the records of the batches in ``segment`` (their CRCs checked) by
+    offset, up to the zeros the file is grown by."""
+    data = segment.read_bytes()
+    found: dict[int, bytes | None] = {}
+    position = 0
+    while position + MAGIC_OFFSET < len(data) and data[position + MAGIC_OFFSET] == MAGIC:
+        batch = decode_batch(data, position)
+        found.update((record.offset, record.value) for record in batch.records)
+        position += batch.header.size_bytes
+    assert not data[position:].strip(b"\0"), f"only zeros follow the batches of {segment}"
+    return found
+
+
+def test_librdkafka_produces_through_the_socket_to_file_limit() -> None:
+    acknowledged: dict[int, dict[int, bytes | None]] = {p: {} for p in range(PARTITIONS)}
+    failures: list[KafkaError] = []
+
+    def delivered(error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            failures.append(error)
+        else:
+            acknowledged[message.partition()][message.offset()] = message.value()
+
+    peer = FloorPeer()
+    with peer.serving(TOPIC, PARTITIONS) as (bootstrap, (pid,)):
+        directory = peer.directory
+        assert directory is not None
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 5})
+        for start in range(0, RECORDS, RECORDS // ROUNDS):  # a batch or more a round
+            for i in range(start, start + RECORDS // ROUNDS):
+                value = b"record %d" % i
+                producer.produce(TOPIC, value, partition=i % PARTITIONS, on_delivery=delivered)
+                producer.poll(0)
+            assert producer.flush(30) == 0, "every record is answered"
+        assert not failures, failures
+        for partition, by_offset in acknowledged.items():
+            assert sorted(by_offset) == list(range(RECORDS // PARTITIONS)), partition
+            segment = directory / f"{TOPIC}-{partition}" / "00000000000000000000.log"
+            assert stored(segment) == by_offset, partition
+    assert not Path(f"/proc/{pid}").exists()
+    assert not directory.exists()

@@ -124,6 +124,8 @@ class Floor:
                 )
             else:
                 records = request.records
+                if records.nbytes < _LAST_OFFSET_DELTA_AT + _LAST_OFFSET_DELTA.size:
+                    raise ProtocolError(f"{records.nbytes} bytes are no record batch")
                 base_offset = target.next_offset
                 set_base_offset(records, 0, base_offset)
                 last_delta = _LAST_OFFSET_DELTA.unpack_from(records, _LAST_OFFSET_DELTA_AT)[0]

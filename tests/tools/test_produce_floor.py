@@ -149,3 +149,5 @@ def test_a_request_it_does_not_answer_is_a_protocol_error(floor):
     two_partitions.topic_data[0].partition_data *= 2
     with pytest.raises(ProtocolError, match="one topic and one partition"):
         floor.answer([frame(ApiKey.PRODUCE, 9, 2, two_partitions)])
+    with pytest.raises(ProtocolError, match="10 bytes are no record batch"):
+        floor.answer([produce(3, 0, b"x" * 10)])

@@ -24,7 +24,6 @@ spends above it is its own work (``bench_peers`` runs it as the peer
 from __future__ import annotations
 
 import os
-import struct
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import trio
 from wirekafka.handlers.api_versions import api_versions_response
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
-from wirekafka.protocol.framing import FrameDecoder
+from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import peek_request_prefix
 from wirekafka.protocol.messages.api_versions import ApiVersionsResponse
 from wirekafka.protocol.messages.metadata import (
@@ -44,15 +43,13 @@ from wirekafka.protocol.messages.metadata import (
 )
 from wirekafka.protocol.messages.produce import PartitionProduceResponse
 from wirekafka.protocol.produce_response import answer_parts
-from wirekafka.protocol.records.record_batch import set_base_offset
+from wirekafka.protocol.records.record_batch import set_base_offset, single_batch_summary
 from wirekafka.protocol.rpc import decode_request, encode_response
 from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
 
 NODE_ID = 0
 RECEIVE_BYTES = 256 * 1024
 GROW_STEP_BYTES = 4 * 1024 * 1024  # wirekafka's PREALLOCATE_STEP_BYTES
-_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a record batch
-_LAST_OFFSET_DELTA_AT = 23
 
 
 class PartitionFile:
@@ -124,12 +121,12 @@ class Floor:
                 )
             else:
                 records = request.records
-                if records.nbytes < _LAST_OFFSET_DELTA_AT + _LAST_OFFSET_DELTA.size:
+                summary = single_batch_summary(records)  # as wirekafka's append reads it
+                if summary is None:
                     raise ProtocolError(f"{records.nbytes} bytes are no record batch")
                 base_offset = target.next_offset
                 set_base_offset(records, 0, base_offset)
-                last_delta = _LAST_OFFSET_DELTA.unpack_from(records, _LAST_OFFSET_DELTA_AT)[0]
-                target.next_offset = base_offset + last_delta + 1
+                target.next_offset = base_offset + summary[0] + 1  # its last offset delta
                 if target is not run_file:
                     if run_file is not None:
                         run_file.write(run)
@@ -169,8 +166,7 @@ class Floor:
             body = self._metadata()
         else:
             raise ProtocolError(f"api key {api_key} is not answered here")
-        encoded = encode_response(api_key, version, correlation_id, body)
-        return struct.pack(">i", len(encoded)) + encoded
+        return encode_frame(encode_response(api_key, version, correlation_id, body))
 
     def _metadata(self) -> MetadataResponse:
         partitions = [

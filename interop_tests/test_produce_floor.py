@@ -15,8 +15,9 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from tests.tools.floor_files import floor_batches
 from tools.bench_peers import FloorPeer
-from wirekafka.protocol.records.record_batch import MAGIC, MAGIC_OFFSET, decode_batch
+from wirekafka.protocol.records.record_batch import decode_batch
 
 TOPIC = "floor"
 PARTITIONS = 4
@@ -25,17 +26,14 @@ ROUNDS = 5
 
 
 def stored(segment: Path) -> dict[int, bytes | None]:
-    """The values of the records of the batches in ``segment`` (their CRCs checked) by
-    offset, up to the zeros the file is grown by."""
-    data = segment.read_bytes()
-    found: dict[int, bytes | None] = {}
-    position = 0
-    while position + MAGIC_OFFSET < len(data) and data[position + MAGIC_OFFSET] == MAGIC:
-        batch = decode_batch(data, position)
-        found.update((record.offset, record.value) for record in batch.records)
-        position += batch.header.size_bytes
-    assert not data[position:].strip(b"\0"), f"only zeros follow the batches of {segment}"
-    return found
+    """The values of the records of the batches in ``segment`` by offset (every batch
+    sound, only zeros after the last)."""
+    data, entries = floor_batches(segment)
+    return {
+        record.offset: record.value
+        for entry in entries
+        for record in decode_batch(data, entry.position).records
+    }
 
 
 def test_librdkafka_produces_through_the_socket_to_file_limit() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.handlers.support import produce_request
+from tests.tools.floor_files import floor_batches
 from tools.produce_floor import Floor
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
@@ -14,13 +15,8 @@ from wirekafka.protocol.headers import RequestHeader
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
 from wirekafka.protocol.messages.fetch import FetchRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from wirekafka.protocol.records.record import LOG_OVERHEAD, Record
-from wirekafka.protocol.records.record_batch import (
-    MAGIC,
-    MAGIC_OFFSET,
-    encode_batch,
-    read_batch_header,
-)
+from wirekafka.protocol.records.record import Record
+from wirekafka.protocol.records.record_batch import ATTRIBUTES_OFFSET, encode_batch
 from wirekafka.protocol.rpc import decode_response, encode_request
 
 TOPIC = "t"
@@ -50,19 +46,18 @@ def answered(api_key: ApiKey, version: int, answer: bytes | bytearray) -> tuple[
     return header.correlation_id, body
 
 
-def written(directory: Path, partition: int) -> list[tuple[int, int, bytes]]:
+def written(directory: Path, partition: int) -> list[tuple[int, int | None, bytes]]:
     """(base offset, record count, the batch from its attributes on) of each batch the
     partition's file holds, up to the zeros it is grown by."""
-    data = (directory / f"{TOPIC}-{partition}" / "00000000000000000000.log").read_bytes()
-    found = []
-    position = 0
-    while position + MAGIC_OFFSET < len(data) and data[position + MAGIC_OFFSET] == MAGIC:
-        header = read_batch_header(data, position)
-        end = position + LOG_OVERHEAD + header.batch_length
-        found.append((header.base_offset, header.record_count, data[position + 21 : end]))
-        position = end
-    assert not data[position:].strip(b"\0"), "only zeros follow the batches"
-    return found
+    data, entries = floor_batches(directory / f"{TOPIC}-{partition}" / "00000000000000000000.log")
+    return [
+        (
+            entry.base_offset,
+            entry.record_count,
+            data[entry.position + ATTRIBUTES_OFFSET : entry.position + entry.size_bytes],
+        )
+        for entry in entries
+    ]
 
 
 @pytest.fixture

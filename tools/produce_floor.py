@@ -30,7 +30,7 @@ from pathlib import Path
 import trio
 
 from wirekafka.handlers.api_versions import api_versions_response
-from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.framing import FrameDecoder, encode_frame
 from wirekafka.protocol.headers import peek_request_prefix
@@ -156,7 +156,9 @@ class Floor:
         """The size-prefixed response to an ApiVersions or Metadata request."""
         body: ApiVersionsResponse | MetadataResponse
         if api_key == ApiKey.API_VERSIONS:
-            if version > 3:  # as Kafka answers a version it does not know: at v0, the error
+            served = api_for(api_key)
+            if served is None or not served.supports(version):
+                # as wirekafka answers a version it does not serve: at v0, the error
                 body = api_versions_response(ErrorCode.UNSUPPORTED_VERSION)
                 version = 0
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,10 @@ import pytest
 from tests.handlers.support import produce_request
 from tests.tools.floor_files import floor_batches
 from tools.produce_floor import Floor
-from wirekafka.protocol.api_table import ApiKey
+from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.headers import RequestHeader
-from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
+from wirekafka.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from wirekafka.protocol.messages.fetch import FetchRequest
 from wirekafka.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from wirekafka.protocol.records.record import Record
@@ -134,6 +135,29 @@ def test_api_versions_are_wirekafka_s_so_a_client_picks_the_same(floor):
     assert body.error_code == ErrorCode.NONE
     keys = {api.api_key: api.max_version for api in body.api_keys}
     assert keys[ApiKey.PRODUCE] >= 3 and keys[ApiKey.FETCH] >= 4  # librdkafka's record batches
+
+
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_api_versions_are_answered_at_every_version_wirekafka_serves(
+    floor: Floor, version: int
+) -> None:
+    request = ApiVersionsRequest(client_software_name="test", client_software_version="1")
+    [answer] = floor.answer([frame(ApiKey.API_VERSIONS, version, 1, request)])
+    body = answered(ApiKey.API_VERSIONS, version, answer)[1]
+    assert isinstance(body, ApiVersionsResponse)
+    assert body.error_code == ErrorCode.NONE
+
+
+def test_an_api_versions_version_wirekafka_does_not_serve_is_refused_at_v0(floor: Floor) -> None:
+    served = api_for(ApiKey.API_VERSIONS)
+    assert served is not None
+    # the codec writes no version it does not serve: the prefix by hand, a null client id
+    prefix = struct.pack(">hhih", ApiKey.API_VERSIONS, served.max_version + 1, 1, -1)
+    [answer] = floor.answer([bytearray(prefix)])
+    correlation_id, body = answered(ApiKey.API_VERSIONS, 0, answer)
+    assert correlation_id == 1
+    assert isinstance(body, ApiVersionsResponse)
+    assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
 def test_a_request_it_does_not_answer_is_a_protocol_error(floor):

@@ -17,6 +17,7 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from tests.tools.floor_files import floor_batches
 from tools.bench_peers import FloorPeer
+from tools.produce_floor import partition_file
 from wirekafka.protocol.records.record_batch import decode_batch
 
 TOPIC = "floor"
@@ -60,7 +61,6 @@ def test_librdkafka_produces_through_the_socket_to_file_limit() -> None:
         assert not failures, failures
         for partition, by_offset in acknowledged.items():
             assert sorted(by_offset) == list(range(RECORDS // PARTITIONS)), partition
-            segment = directory / f"{TOPIC}-{partition}" / "00000000000000000000.log"
-            assert stored(segment) == by_offset, partition
+            assert stored(partition_file(directory, TOPIC, partition)) == by_offset, partition
     assert not Path(f"/proc/{pid}").exists()
     assert not directory.exists()

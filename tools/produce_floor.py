@@ -46,10 +46,16 @@ from wirekafka.protocol.produce_response import answer_parts
 from wirekafka.protocol.records.record_batch import set_base_offset, single_batch_summary
 from wirekafka.protocol.rpc import decode_request, encode_response
 from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
+from wirekafka.storage.files import LOG_SUFFIX, segment_path
+from wirekafka.storage.segment import PREALLOCATE_STEP_BYTES
 
 NODE_ID = 0
 RECEIVE_BYTES = 256 * 1024
-GROW_STEP_BYTES = 4 * 1024 * 1024  # wirekafka's PREALLOCATE_STEP_BYTES
+
+
+def partition_file(directory: Path, topic: str, index: int) -> Path:
+    """The file a partition's batches go to, named as a log's first segment."""
+    return segment_path(directory / f"{topic}-{index}", 0, LOG_SUFFIX)
 
 
 class PartitionFile:
@@ -66,8 +72,10 @@ class PartitionFile:
         size = sum(batch.nbytes for batch in batches)
         end = self.position + size
         if end > self.allocated:
-            os.posix_fallocate(self.fd, self.allocated, end + GROW_STEP_BYTES - self.allocated)
-            self.allocated = end + GROW_STEP_BYTES
+            os.posix_fallocate(
+                self.fd, self.allocated, end + PREALLOCATE_STEP_BYTES - self.allocated
+            )
+            self.allocated = end + PREALLOCATE_STEP_BYTES
         written = (
             os.pwrite(self.fd, batches[0], self.position)
             if len(batches) == 1
@@ -88,9 +96,9 @@ class Floor:
         self.topic, self.host, self.port = topic, host, port
         self.partitions = []
         for index in range(partitions):
-            folder = directory / f"{topic}-{index}"
-            folder.mkdir(parents=True, exist_ok=True)
-            self.partitions.append(PartitionFile(folder / "00000000000000000000.log"))
+            path = partition_file(directory, topic, index)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.partitions.append(PartitionFile(path))
 
     def close(self) -> None:
         for partition in self.partitions:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.handlers.support import produce_request
 from tests.tools.floor_files import floor_batches
-from tools.produce_floor import Floor
+from tools.produce_floor import Floor, partition_file
 from wirekafka.protocol.api_table import ApiKey, api_for
 from wirekafka.protocol.errors import ErrorCode, ProtocolError
 from wirekafka.protocol.headers import RequestHeader
@@ -50,7 +50,7 @@ def answered(api_key: ApiKey, version: int, answer: bytes | bytearray) -> tuple[
 def written(directory: Path, partition: int) -> list[tuple[int, int | None, bytes]]:
     """(base offset, record count, the batch from its attributes on) of each batch the
     partition's file holds, up to the zeros it is grown by."""
-    data, entries = floor_batches(directory / f"{TOPIC}-{partition}" / "00000000000000000000.log")
+    data, entries = floor_batches(partition_file(directory, TOPIC, partition))
     return [
         (
             entry.base_offset,

@@ -1,10 +1,13 @@
 """The leader's side of replication (broker.replication.ReplicaManager) over a real
 partition log and a cluster cache the test writes: the high watermark from the
-followers' fetches, and what an acks=all wait answers when leadership moves."""
+followers' fetches (over the old ISR and the new one while a change is written),
+and what an acks=all wait answers when leadership moves."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import trio
 import trio.testing
@@ -123,5 +126,63 @@ def test_acks_all_on_a_partition_of_one_replica_is_answered_at_once(tmp_path) ->
         with trio.fail_after(1):
             answer = await replicas.wait_replicated(led, log.log_end_offset, 10.0)
             assert answer == ErrorCode.NONE
+
+    trio.run(main)
+
+
+class SlowCache(Cache):
+    """A cluster cache whose ISR writes wait until the test lets them through."""
+
+    def __init__(self, state: PartitionState) -> None:
+        super().__init__(state)
+        self.writing = threading.Event()
+        self.write_may_end = threading.Event()
+
+    def update_isr(
+        self, topic: str, partition: int, isr: tuple[int, ...], expected_version: int
+    ) -> int | None:
+        self.writing.set()
+        assert self.write_may_end.wait(10)
+        self.move(PartitionState(self.state.leader, self.state.leader_epoch, isr, 1))
+        return self.version
+
+
+def test_while_a_follower_joins_the_isr_the_high_watermark_waits_for_it(tmp_path: Path) -> None:
+    """The ISR with THIRD is in ZooKeeper once the write lands, and the controller
+    may elect THIRD from it before the leader hears back: meanwhile the high
+    watermark counts THIRD already (Kafka's maximal ISR), or it could pass THIRD's
+    log end over records the new leader does not have."""
+    third = 2
+    log = open_log(tmp_path)
+    cache = SlowCache(PartitionState(ME, 0, (ME, OTHER), 1))
+    replicas = ReplicaManager(
+        ME, cache, Logs(log, (ME, OTHER, third)), AppendWatch(), replica_lag_time_max_ms=10_000
+    )
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await replicas.reconcile()
+            led = replicas.leading("t", 0)
+            assert led is not None
+            for index in range(3):
+                log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+            replicas.follower_fetched(led, OTHER, 3)
+            assert log.high_watermark == 3
+            nursery.start_soon(replicas.run)
+            replicas.follower_fetched(led, third, 3)  # caught up: it joins
+            with trio.fail_after(10):
+                while not cache.writing.is_set():
+                    await trio.sleep(0.01)
+            for index in range(3, 6):
+                log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+            replicas.follower_fetched(led, OTHER, 6)
+            assert log.high_watermark == 3  # THIRD has only 3
+            cache.write_may_end.set()
+            with trio.fail_after(10):
+                while led.isr != (ME, OTHER, third):
+                    await trio.sleep(0.01)
+            replicas.follower_fetched(led, third, 6)
+            assert log.high_watermark == 6
+            nursery.cancel_scope.cancel()
 
     trio.run(main)

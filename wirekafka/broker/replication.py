@@ -17,7 +17,11 @@ and truncations go to worker threads.
   ``replica.lag.time.max.ms`` and grows by those whose log end reached the
   high watermark, written by the leader to the partition's state znode with
   the znode version (a conflict means the controller changed it: the next
-  cache refresh brings the new state).
+  cache refresh brings the new state). While a change is written, the high
+  watermark counts over the old ISR and the new one together (Kafka's maximal
+  ISR): a joining follower is in the ISR in ZooKeeper, and may be elected,
+  before the leader knows the write went through, so the high watermark must
+  not pass its log end meanwhile.
 * In a controlled shutdown (:meth:`ReplicaManager.begin_shutdown`) the broker
   follows no partition at a new leader or leader epoch: once the controller has
   moved a leadership away or taken the broker out of an ISR (both bump the
@@ -92,7 +96,9 @@ class Led:
     # The high watermark this leader reached (the log's own goes on moving once the
     # replica follows another leader: an acks=all answer looks at this one).
     high_watermark: int = 0
-    isr_writing: bool = False
+    # While an ISR change is being written: the old ISR and the new one together
+    # (Kafka's maximal ISR), which the high watermark counts over meanwhile; () when none.
+    isr_writing: tuple[int, ...] = ()
     waiters: list[tuple[int, trio.Event]] = field(default_factory=list)  # acks=all
 
 
@@ -318,21 +324,21 @@ class ReplicaManager:
         progress.end_offset = fetch_offset
         progress.last_fetch_s = now
         progress.leader_end_at_last_fetch = leader_end
-        if replica_id in led.isr:
+        if replica_id in (led.isr_writing or led.isr):
             self._advance_high_watermark(led)
         elif fetch_offset >= led.log.high_watermark:
             self._wake.set()  # it may join the ISR
 
     def appended(self, led: Led) -> None:
         """The leader appended: with no follower in the ISR that moves the high watermark."""
-        if len(led.isr) == 1:
+        if len(led.isr_writing or led.isr) == 1:
             self._advance_high_watermark(led)
 
     def _advance_high_watermark(self, led: Led) -> None:
         partition_log = led.log
         lowest = partition_log.log_end_offset
         followers = led.followers
-        for replica in led.isr:
+        for replica in led.isr_writing or led.isr:
             if replica != self.broker_id:
                 progress = followers.get(replica)
                 end = -1 if progress is None else progress.end_offset
@@ -427,7 +433,7 @@ class ReplicaManager:
                 await self._write_isr(led, isr)
 
     async def _write_isr(self, led: Led, isr: tuple[int, ...]) -> None:
-        led.isr_writing = True
+        led.isr_writing = tuple(dict.fromkeys(led.isr + isr))
         try:
             version = await run_blocking(
                 METADATA, self.cluster.update_isr, led.topic, led.partition, isr, led.zk_version
@@ -436,7 +442,7 @@ class ReplicaManager:
             log.warning("%s-%d: the ISR change failed: %s", led.topic, led.partition, exc)
             return
         finally:
-            led.isr_writing = False
+            led.isr_writing = ()
         if version is None:
             log.info(
                 "%s-%d: the state changed meanwhile; ISR left as it is", led.topic, led.partition

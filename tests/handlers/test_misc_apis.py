@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.handlers.support import TestBroker, make_batch
+from wirekafka.broker.replication import ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
@@ -20,8 +23,10 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from wirekafka.storage.log import PartitionLog
 from wirekafka.zk.cluster import BrokerNotAvailable, NotController, StaleBrokerEpoch
 from wirekafka.zk.session import ZooKeeperError
+from wirekafka.zk.znodes import PartitionState
 
 # DeleteRecords
 
@@ -129,6 +134,48 @@ def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):
     broker.create_topic("t")
     broker.produce("t", make_batch([b"a", b"b"]))
     assert end_offsets(broker, 0, ("t", 0, 0)) == [("t", 0, ErrorCode.NONE, -1, 2)]
+
+
+class ReplicaState:
+    """The replica manager's view of the cluster: partition t-0 is led by ``leader``."""
+
+    def __init__(self, log: PartitionLog, leader: int) -> None:
+        self.log, self.state = log, PartitionState(leader, 3, (0, 1), 1)
+
+    def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
+        return (self.state, 0) if (topic, partition) == ("t", 0) else None
+
+    def update_isr(self, *_: object) -> int | None:
+        return None
+
+    def replica_assignments(self, broker_id: int) -> Iterator[tuple[str, int, tuple[int, ...]]]:
+        yield "t", 0, (0, 1)
+
+    def replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        return self.log
+
+    def open_replica_log(self, name: str, partition: int) -> PartitionLog | None:
+        return self.log
+
+
+@pytest.mark.parametrize("leader", [0, 1])
+def test_offset_for_leader_epoch_is_answered_by_the_leader_only(
+    broker: TestBroker, leader: int
+) -> None:
+    """The cluster names this broker (0) leader, but its replica manager may not
+    have taken over yet (``leader`` 1: it still follows broker 1). A follower's
+    log end is not the epoch's end: a consumer would think its position gone."""
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b"]))
+    state = ReplicaState(broker.log("t"), leader)
+    broker.ctx.replicas = ReplicaManager(
+        0, state, state, broker.ctx.appends, replica_lag_time_max_ms=1000
+    )
+    answer = end_offsets(broker, 4, ("t", 0, 0))
+    if leader == 0:
+        assert answer == [("t", 0, ErrorCode.NONE, 0, 2)]
+    else:
+        assert answer == [("t", 0, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1)]
 
 
 # ApiVersions

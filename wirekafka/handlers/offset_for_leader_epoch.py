@@ -9,6 +9,11 @@ starts, or the log end for the latest epoch. A log with no epochs (written in
 the embedded mode, where the leader epoch is always 0) answers epoch 0 at the
 log end. ``current_leader_epoch``, when given, must be the leader's.
 
+Only the leader answers, as in Kafka: a replica that still follows (the cluster
+cache has just named it leader, its replica manager has not taken over yet)
+would answer from a log that is still catching up, and a client would read
+its log end as the end of the epoch and think its position truncated.
+
 As Kafka: replicas pass with ClusterAction on the cluster, consumers need Describe
 on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not).
 """
@@ -38,8 +43,12 @@ async def _end_offset(
     found = await ctx.topics.partition_log(topic, asked.partition)
     if isinstance(found, ErrorCode):
         return EpochEndOffset(error_code=found, partition=asked.partition)
-    led = ctx.replicas.leading(topic, asked.partition) if ctx.replicas is not None else None
-    if led is not None:
+    if ctx.replicas is not None:
+        led = await ctx.replicas.leading_now(topic, asked.partition)
+        if led is None:  # the cluster names this broker, but it still follows
+            return EpochEndOffset(
+                error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER, partition=asked.partition
+            )
         error = leader_epoch_error(led, asked.current_leader_epoch)
         if error is not None:
             return EpochEndOffset(error_code=error, partition=asked.partition)

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 
@@ -184,5 +185,80 @@ def test_while_a_follower_joins_the_isr_the_high_watermark_waits_for_it(tmp_path
             replicas.follower_fetched(led, third, 6)
             assert log.high_watermark == 6
             nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+class FailingCache(Cache):
+    """A cluster cache whose first ISR write fails in ZooKeeper: after making the
+    change (``made``) or before. The writes after it are made; the cache learns of
+    a change it made only when one of them finds the version moved, as a refresh
+    would bring it."""
+
+    def __init__(self, state: PartitionState, *, made: bool) -> None:
+        super().__init__(state)
+        self.made = made
+        self.writes = 0
+        self.zookeeper = (state, 0)  # what ZooKeeper holds
+
+    def update_isr(
+        self, topic: str, partition: int, isr: tuple[int, ...], expected_version: int
+    ) -> int | None:
+        self.writes += 1
+        state, version = self.zookeeper
+        changed = (PartitionState(state.leader, state.leader_epoch, isr, 1), version + 1)
+        if self.writes == 1:
+            if self.made:
+                self.zookeeper = changed
+            raise ConnectionError("ZooKeeper went away")
+        if expected_version != version:
+            self.state, self.version = self.zookeeper  # refreshed
+            return None
+        self.zookeeper = changed
+        self.state, self.version = changed
+        return self.version
+
+
+@pytest.mark.parametrize("made", [True, False])
+def test_after_an_isr_change_of_unknown_outcome_the_high_watermark_waits_for_the_state(
+    tmp_path: Path, made: bool
+) -> None:
+    """ZooKeeper fails the write that adds THIRD: the change may have been made, and
+    THIRD elected from it. Until the leader knows, the high watermark counts THIRD
+    (it does not pass THIRD's log end); the next check writes the ISR the leader
+    knows again, and from what that finds the ISR is as ZooKeeper has it. The
+    checks of the replica manager's loop are made one by one here."""
+    third = 2
+    log = open_log(tmp_path)
+    cache = FailingCache(PartitionState(ME, 0, (ME, OTHER), 1), made=made)
+    replicas = ReplicaManager(
+        ME, cache, Logs(log, (ME, OTHER, third)), AppendWatch(), replica_lag_time_max_ms=10_000
+    )
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        for index in range(3):
+            log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+        replicas.follower_fetched(led, OTHER, 3)
+        replicas.follower_fetched(led, third, 3)  # caught up: it joins
+        await replicas._expand_isrs(trio.current_time())  # and the write fails
+        assert cache.writes == 1
+        for index in range(3, 6):
+            log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+        replicas.follower_fetched(led, OTHER, 6)
+        assert log.high_watermark == 3  # THIRD may be in the ISR, with 3
+        await replicas._expand_isrs(trio.current_time())  # the ISR known written again
+        assert cache.writes == 2
+        await replicas.reconcile()
+        replicas.follower_fetched(led, OTHER, 6)
+        if made:  # the version had moved: the cache brought THIRD in the ISR
+            assert led.isr == led.counted_isr == (ME, OTHER, third)
+            assert log.high_watermark == 3
+            replicas.follower_fetched(led, third, 6)
+        else:
+            assert led.isr == led.counted_isr == (ME, OTHER)
+        assert log.high_watermark == 6
 
     trio.run(main)

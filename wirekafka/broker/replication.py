@@ -21,7 +21,9 @@ and truncations go to worker threads.
   watermark counts over the old ISR and the new one together (Kafka's maximal
   ISR): a joining follower is in the ISR in ZooKeeper, and may be elected,
   before the leader knows the write went through, so the high watermark must
-  not pass its log end meanwhile.
+  not pass its log end meanwhile. A write ZooKeeper failed may have been made
+  or not: the two ISRs stay counted together until the leader has written the
+  ISR it knows again at the version it knows, or the cache brings the state.
 * In a controlled shutdown (:meth:`ReplicaManager.begin_shutdown`) the broker
   follows no partition at a new leader or leader epoch: once the controller has
   moved a leadership away or taken the broker out of an ISR (both bump the
@@ -96,9 +98,12 @@ class Led:
     # The high watermark this leader reached (the log's own goes on moving once the
     # replica follows another leader: an acks=all answer looks at this one).
     high_watermark: int = 0
-    # While an ISR change is being written: the old ISR and the new one together
-    # (Kafka's maximal ISR), which the high watermark counts over meanwhile; () when none.
-    isr_writing: tuple[int, ...] = ()
+    # The replicas the high watermark counts over: the ISR, but while a change of it
+    # is written, or after a write whose outcome is unknown (ZooKeeper failed) until
+    # the state is known again, the old ISR and the new one together (Kafka's
+    # maximal ISR). Set by ReplicaManager._lead.
+    counted_isr: tuple[int, ...] = ()
+    isr_writing: bool = False
     waiters: list[tuple[int, trio.Event]] = field(default_factory=list)  # acks=all
 
 
@@ -207,6 +212,7 @@ class ReplicaManager:
         if current is not None and current.leader_epoch == state.leader_epoch:
             if version > current.zk_version and not current.isr_writing:
                 current.isr, current.zk_version = state.isr, version
+                current.counted_isr = state.isr
                 self._advance_high_watermark(current)
             current.replicas = replicas
             return current
@@ -231,6 +237,7 @@ class ReplicaManager:
             followers,
             partition_log.high_watermark,
         )
+        led.counted_isr = state.isr
         self._advance_high_watermark(led)
         return led
 
@@ -324,21 +331,21 @@ class ReplicaManager:
         progress.end_offset = fetch_offset
         progress.last_fetch_s = now
         progress.leader_end_at_last_fetch = leader_end
-        if replica_id in (led.isr_writing or led.isr):
+        if replica_id in led.counted_isr:
             self._advance_high_watermark(led)
         elif fetch_offset >= led.log.high_watermark:
             self._wake.set()  # it may join the ISR
 
     def appended(self, led: Led) -> None:
         """The leader appended: with no follower in the ISR that moves the high watermark."""
-        if len(led.isr_writing or led.isr) == 1:
+        if len(led.counted_isr) == 1:
             self._advance_high_watermark(led)
 
     def _advance_high_watermark(self, led: Led) -> None:
         partition_log = led.log
         lowest = partition_log.log_end_offset
         followers = led.followers
-        for replica in led.isr_writing or led.isr:
+        for replica in led.counted_isr:
             if replica != self.broker_id:
                 progress = followers.get(replica)
                 end = -1 if progress is None else progress.end_offset
@@ -411,8 +418,20 @@ class ReplicaManager:
 
     async def _expand_isrs(self, now: float) -> None:
         """Followers out of the ISR that have reached the high watermark and been
-        caught up lately (a stopped one has not, however far its log reaches) join."""
+        caught up lately (a stopped one has not, however far its log reaches) join.
+
+        A change whose outcome is unknown comes first: the ISR this leader knows is
+        written again, at the version it knows. Either that succeeds (the change
+        had not been made) or the version has moved, and the cache brings the
+        state as it is (the change had been made, or another)."""
         for led in list(self.led.values()):
+            if led.counted_isr != led.isr and not led.isr_writing:
+                log.info(
+                    "%s-%d: confirming the ISR %s after a change that may not have been made",
+                    led.topic, led.partition, list(led.isr),
+                )  # fmt: skip
+                await self._write_isr(led, led.isr)
+                continue
             high_watermark = led.log.high_watermark
             joining = [
                 r
@@ -433,22 +452,24 @@ class ReplicaManager:
                 await self._write_isr(led, isr)
 
     async def _write_isr(self, led: Led, isr: tuple[int, ...]) -> None:
-        led.isr_writing = tuple(dict.fromkeys(led.isr + isr))
+        led.isr_writing = True
+        led.counted_isr = tuple(dict.fromkeys(led.counted_isr + isr))
         try:
             version = await run_blocking(
                 METADATA, self.cluster.update_isr, led.topic, led.partition, isr, led.zk_version
             )
-        except Exception as exc:  # ZooKeeper failed: tried again at the next check
+        except Exception as exc:  # ZooKeeper failed: confirmed or tried again at the next check
             log.warning("%s-%d: the ISR change failed: %s", led.topic, led.partition, exc)
-            return
+            return  # the ISRs counted stay together until the state is known
         finally:
-            led.isr_writing = ()
+            led.isr_writing = False
         if version is None:
             log.info(
                 "%s-%d: the state changed meanwhile; ISR left as it is", led.topic, led.partition
             )
             return
         led.isr, led.zk_version = isr, version
+        led.counted_isr = isr
         self._advance_high_watermark(led)
         # waiters that can no longer be satisfied are answered by their own check
         if len(isr) < led.log.config.min_insync_replicas:

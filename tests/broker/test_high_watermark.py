@@ -16,7 +16,7 @@ import trio.testing
 from tests.storage.helpers import make_batch
 from tests.storage.test_replicated_log import open_log
 from wirekafka.broker.appends import AppendWatch
-from wirekafka.broker.replication import ReplicaManager
+from wirekafka.broker.replication import Led, ReplicaManager
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.storage.log import PartitionLog
 from wirekafka.zk.znodes import PartitionState
@@ -131,6 +131,34 @@ def test_acks_all_on_a_partition_of_one_replica_is_answered_at_once(tmp_path) ->
     trio.run(main)
 
 
+THIRD = 2  # a replica out of the ISR, which joins it
+
+
+def with_a_third_replica(tmp_path: Path, cache: Cache) -> tuple[ReplicaManager, PartitionLog]:
+    """The leader of replicas ME, OTHER and THIRD, with the ISR ``cache`` gives."""
+    log = open_log(tmp_path)
+    replicas = ReplicaManager(
+        ME, cache, Logs(log, (ME, OTHER, THIRD)), AppendWatch(), replica_lag_time_max_ms=10_000
+    )
+    return replicas, log
+
+
+def append(log: PartitionLog, first: int, end: int) -> None:
+    for index in range(first, end):
+        log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+
+
+async def three_records_with_other(replicas: ReplicaManager, log: PartitionLog) -> Led:
+    """Lead, append three records and have OTHER fetch them: the high watermark is 3."""
+    await replicas.reconcile()
+    led = replicas.leading("t", 0)
+    assert led is not None
+    append(log, 0, 3)
+    replicas.follower_fetched(led, OTHER, 3)
+    assert log.high_watermark == 3
+    return led
+
+
 class SlowCache(Cache):
     """A cluster cache whose ISR writes wait until the test lets them through."""
 
@@ -153,36 +181,25 @@ def test_while_a_follower_joins_the_isr_the_high_watermark_waits_for_it(tmp_path
     may elect THIRD from it before the leader hears back: meanwhile the high
     watermark counts THIRD already (Kafka's maximal ISR), or it could pass THIRD's
     log end over records the new leader does not have."""
-    third = 2
-    log = open_log(tmp_path)
     cache = SlowCache(PartitionState(ME, 0, (ME, OTHER), 1))
-    replicas = ReplicaManager(
-        ME, cache, Logs(log, (ME, OTHER, third)), AppendWatch(), replica_lag_time_max_ms=10_000
-    )
+    replicas, log = with_a_third_replica(tmp_path, cache)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            await replicas.reconcile()
-            led = replicas.leading("t", 0)
-            assert led is not None
-            for index in range(3):
-                log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
-            replicas.follower_fetched(led, OTHER, 3)
-            assert log.high_watermark == 3
+            led = await three_records_with_other(replicas, log)
             nursery.start_soon(replicas.run)
-            replicas.follower_fetched(led, third, 3)  # caught up: it joins
+            replicas.follower_fetched(led, THIRD, 3)  # caught up: it joins
             with trio.fail_after(10):
                 while not cache.writing.is_set():
                     await trio.sleep(0.01)
-            for index in range(3, 6):
-                log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+            append(log, 3, 6)
             replicas.follower_fetched(led, OTHER, 6)
             assert log.high_watermark == 3  # THIRD has only 3
             cache.write_may_end.set()
             with trio.fail_after(10):
-                while led.isr != (ME, OTHER, third):
+                while led.isr != (ME, OTHER, THIRD):
                     await trio.sleep(0.01)
-            replicas.follower_fetched(led, third, 6)
+            replicas.follower_fetched(led, THIRD, 6)
             assert log.high_watermark == 6
             nursery.cancel_scope.cancel()
 
@@ -228,25 +245,15 @@ def test_after_an_isr_change_of_unknown_outcome_the_high_watermark_waits_for_the
     (it does not pass THIRD's log end); the next check writes the ISR the leader
     knows again, and from what that finds the ISR is as ZooKeeper has it. The
     checks of the replica manager's loop are made one by one here."""
-    third = 2
-    log = open_log(tmp_path)
     cache = FailingCache(PartitionState(ME, 0, (ME, OTHER), 1), made=made)
-    replicas = ReplicaManager(
-        ME, cache, Logs(log, (ME, OTHER, third)), AppendWatch(), replica_lag_time_max_ms=10_000
-    )
+    replicas, log = with_a_third_replica(tmp_path, cache)
 
     async def main() -> None:
-        await replicas.reconcile()
-        led = replicas.leading("t", 0)
-        assert led is not None
-        for index in range(3):
-            log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
-        replicas.follower_fetched(led, OTHER, 3)
-        replicas.follower_fetched(led, third, 3)  # caught up: it joins
+        led = await three_records_with_other(replicas, log)
+        replicas.follower_fetched(led, THIRD, 3)  # caught up: it joins
         await replicas._expand_isrs(trio.current_time())  # and the write fails
         assert cache.writes == 1
-        for index in range(3, 6):
-            log.append(bytearray(make_batch(index, records=1)), leader_epoch=0)
+        append(log, 3, 6)
         replicas.follower_fetched(led, OTHER, 6)
         assert log.high_watermark == 3  # THIRD may be in the ISR, with 3
         await replicas._expand_isrs(trio.current_time())  # the ISR known written again
@@ -254,9 +261,9 @@ def test_after_an_isr_change_of_unknown_outcome_the_high_watermark_waits_for_the
         await replicas.reconcile()
         replicas.follower_fetched(led, OTHER, 6)
         if made:  # the version had moved: the cache brought THIRD in the ISR
-            assert led.isr == led.counted_isr == (ME, OTHER, third)
+            assert led.isr == led.counted_isr == (ME, OTHER, THIRD)
             assert log.high_watermark == 3
-            replicas.follower_fetched(led, third, 6)
+            replicas.follower_fetched(led, THIRD, 6)
         else:
             assert led.isr == led.counted_isr == (ME, OTHER)
         assert log.high_watermark == 6

@@ -101,7 +101,7 @@ class Led:
     # The replicas the high watermark counts over: the ISR, but while a change of it
     # is written, or after a write whose outcome is unknown (ZooKeeper failed) until
     # the state is known again, the old ISR and the new one together (Kafka's
-    # maximal ISR). Set by ReplicaManager._lead.
+    # maximal ISR).
     counted_isr: tuple[int, ...] = ()
     isr_writing: bool = False
     waiters: list[tuple[int, trio.Event]] = field(default_factory=list)  # acks=all
@@ -236,8 +236,8 @@ class ReplicaManager:
             replicas,
             followers,
             partition_log.high_watermark,
+            counted_isr=state.isr,
         )
-        led.counted_isr = state.isr
         self._advance_high_watermark(led)
         return led
 
@@ -316,6 +316,18 @@ class ReplicaManager:
             await self.reconcile()
             led = self.led.get((topic, partition))
         return led
+
+    async def leading_at(
+        self, topic: str, partition: int, current_leader_epoch: int
+    ) -> Led | ErrorCode:
+        """:meth:`leading_now` for a client's request naming ``current_leader_epoch``
+        (-1: none): NOT_LEADER_OR_FOLLOWER when this broker does not lead (yet),
+        or the error of :func:`leader_epoch_error`."""
+        led = await self.leading_now(topic, partition)
+        if led is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        error = leader_epoch_error(led, current_leader_epoch)
+        return led if error is None else error
 
     def follower_fetched(self, led: Led, replica_id: int, fetch_offset: int) -> None:
         """A follower asked for ``fetch_offset``: it has everything below it."""

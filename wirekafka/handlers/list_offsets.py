@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 from wirekafka.broker.context import BrokerContext
-from wirekafka.broker.replication import leader_epoch_error
 from wirekafka.handlers.authorization import denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.list_offsets import (
@@ -69,13 +68,9 @@ async def _answer(
     leader_epoch = UNKNOWN_EPOCH
     replicas = ctx.replicas
     if replicas is not None:
-        led = await replicas.leading_now(topic, asked.partition_index)
-        if led is None:
-            result.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
-            return result
-        fenced = leader_epoch_error(led, asked.current_leader_epoch)
-        if fenced is not None:
-            result.error_code = fenced
+        led = await replicas.leading_at(topic, asked.partition_index, asked.current_leader_epoch)
+        if isinstance(led, ErrorCode):
+            result.error_code = led
             return result
         leader_epoch = led.leader_epoch
     try:

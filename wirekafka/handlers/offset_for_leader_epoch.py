@@ -21,7 +21,6 @@ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not).
 from __future__ import annotations
 
 from wirekafka.broker.context import BrokerContext
-from wirekafka.broker.replication import leader_epoch_error
 from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
@@ -44,14 +43,9 @@ async def _end_offset(
     if isinstance(found, ErrorCode):
         return EpochEndOffset(error_code=found, partition=asked.partition)
     if ctx.replicas is not None:
-        led = await ctx.replicas.leading_now(topic, asked.partition)
-        if led is None:  # the cluster names this broker, but it still follows
-            return EpochEndOffset(
-                error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER, partition=asked.partition
-            )
-        error = leader_epoch_error(led, asked.current_leader_epoch)
-        if error is not None:
-            return EpochEndOffset(error_code=error, partition=asked.partition)
+        led = await ctx.replicas.leading_at(topic, asked.partition, asked.current_leader_epoch)
+        if isinstance(led, ErrorCode):  # not the leader (yet), or another epoch's
+            return EpochEndOffset(error_code=led, partition=asked.partition)
     if asked.leader_epoch < 0:
         return EpochEndOffset(error_code=ErrorCode.NONE, partition=asked.partition)
     epochs = found.leader_epochs

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
+from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import TestBroker, make_batch
 from wirekafka.broker.replication import ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
@@ -23,7 +22,6 @@ from wirekafka.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
-from wirekafka.storage.log import PartitionLog
 from wirekafka.zk.cluster import BrokerNotAvailable, NotController, StaleBrokerEpoch
 from wirekafka.zk.session import ZooKeeperError
 from wirekafka.zk.znodes import PartitionState
@@ -136,28 +134,6 @@ def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):
     assert end_offsets(broker, 0, ("t", 0, 0)) == [("t", 0, ErrorCode.NONE, -1, 2)]
 
 
-class ReplicaState:
-    """The replica manager's view of the cluster: partition t-0 is led by ``leader``."""
-
-    def __init__(self, log: PartitionLog, leader: int) -> None:
-        self.log, self.state = log, PartitionState(leader, 3, (0, 1), 1)
-
-    def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
-        return (self.state, 0) if (topic, partition) == ("t", 0) else None
-
-    def update_isr(self, *_: object) -> int | None:
-        return None
-
-    def replica_assignments(self, broker_id: int) -> Iterator[tuple[str, int, tuple[int, ...]]]:
-        yield "t", 0, (0, 1)
-
-    def replica_log(self, name: str, partition: int) -> PartitionLog | None:
-        return self.log
-
-    def open_replica_log(self, name: str, partition: int) -> PartitionLog | None:
-        return self.log
-
-
 @pytest.mark.parametrize("leader", [0, 1])
 def test_offset_for_leader_epoch_is_answered_by_the_leader_only(
     broker: TestBroker, leader: int
@@ -167,9 +143,9 @@ def test_offset_for_leader_epoch_is_answered_by_the_leader_only(
     log end is not the epoch's end: a consumer would think its position gone."""
     broker.create_topic("t")
     broker.produce("t", make_batch([b"a", b"b"]))
-    state = ReplicaState(broker.log("t"), leader)
+    cache = Cache(PartitionState(leader, 3, (0, 1), 1))
     broker.ctx.replicas = ReplicaManager(
-        0, state, state, broker.ctx.appends, replica_lag_time_max_ms=1000
+        0, cache, Logs(broker.log("t"), (0, 1)), broker.ctx.appends, replica_lag_time_max_ms=1000
     )
     answer = end_offsets(broker, 4, ("t", 0, 0))
     if leader == 0:

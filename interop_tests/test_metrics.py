@@ -172,6 +172,7 @@ def test_group_lag_is_the_high_watermark_minus_the_committed_offset(
         "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
     }  # fmt: skip
     assert value(samples, "kafka_server_replicamanager_underreplicatedpartitions") == 0
+    assert value(samples, "kafka_server_replicamanager_underminisrpartitioncount") == 0
 
 
 def test_connections_are_counted(broker_factory: BrokerFactory) -> None:

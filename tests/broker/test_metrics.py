@@ -87,6 +87,7 @@ def test_figures_of_the_loop_and_the_logs(broker: TestBroker):
         "Empty": 0, "PreparingRebalance": 0, "CompletingRebalance": 0, "Stable": 0, "Dead": 0
     }  # fmt: skip
     assert figures.fetches_waiting == 0 and figures.under_replicated_partitions == 0
+    assert figures.under_min_isr_partitions == 0
     assert [p for p in partition_figures(ctx.logs) if p.topic == "t"] == [
         PartitionFigures("t", 0, 0, 0, 0, 0),
         PartitionFigures("t", 1, broker.log("t", 1).size_bytes, 0, 2, 2),

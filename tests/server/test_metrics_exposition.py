@@ -28,6 +28,7 @@ def _figures(**changes: object) -> LoopFigures:
         "committed": (Committed("g", "a", 0, 4), Committed("g", "z", 0, 1)),
         "fetches_waiting": 3,
         "under_replicated_partitions": 2,
+        "under_min_isr_partitions": 1,
         "connections": 7,
     }
     values.update(changes)
@@ -69,6 +70,7 @@ def test_every_figure_is_exposed():
     purgatory = "kafka_server_delayedoperationpurgatory_purgatorysize"
     assert samples[(purgatory, (("delayedOperation", "Fetch"),))] == 3
     assert samples[("kafka_server_replicamanager_underreplicatedpartitions", ())] == 2
+    assert samples[("kafka_server_replicamanager_underminisrpartitioncount", ())] == 1
     assert samples[("kafka_server_replicamanager_partitioncount", ())] == 1
 
 

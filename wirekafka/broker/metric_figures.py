@@ -49,6 +49,7 @@ class LoopFigures:
     committed: tuple[Committed, ...]
     fetches_waiting: int
     under_replicated_partitions: int
+    under_min_isr_partitions: int
     connections: int  # client connections open (the server's count)
 
 
@@ -78,10 +79,12 @@ def loop_figures(ctx: BrokerContext, connections: int) -> LoopFigures:
         for group_id in offsets.groups()
         for (topic, partition), value in offsets.committed(group_id).items()
     )
-    under_replicated = 0
+    under_replicated = under_min_isr = 0
     if ctx.replicas is not None:
-        under_replicated = sum(
-            1 for led in ctx.replicas.led.values() if len(led.isr) < len(led.replicas)
+        led_here = ctx.replicas.led.values()
+        under_replicated = sum(1 for led in led_here if len(led.isr) < len(led.replicas))
+        under_min_isr = sum(
+            1 for led in led_here if len(led.isr) < led.log.config.min_insync_replicas
         )
     return LoopFigures(
         apis=apis,
@@ -94,6 +97,7 @@ def loop_figures(ctx: BrokerContext, connections: int) -> LoopFigures:
         committed=committed,
         fetches_waiting=ctx.appends.waiting,
         under_replicated_partitions=under_replicated,
+        under_min_isr_partitions=under_min_isr,
         connections=connections,
     )
 

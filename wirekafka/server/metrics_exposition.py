@@ -83,6 +83,12 @@ class BrokerCollector(Collector):
             value=loop.under_replicated_partitions,
         )
         yield GaugeMetricFamily(
+            "kafka_server_replicamanager_underminisrpartitioncount",
+            "Partitions led here whose ISR is smaller than min.insync.replicas: acks=all "
+            "produces to them are refused (0 without ZooKeeper).",
+            value=loop.under_min_isr_partitions,
+        )
+        yield GaugeMetricFamily(
             "kafka_server_replicamanager_partitioncount",
             "Partitions with a log on this broker.",
             value=len(self.partitions),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.broker.test_high_watermark import Cache, Logs
@@ -126,6 +128,31 @@ def test_offset_for_leader_epoch(broker, version):
         ("t", 0, ErrorCode.NONE, -1, -1),
         ("x", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1),
     ]
+
+
+def test_a_clients_offset_for_leader_epoch_and_its_answer_are_logged(
+    broker: TestBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    broker.create_topic("t")
+    broker.produce("t", make_batch([b"a", b"b", b"c"]))
+    caplog.set_level(logging.INFO, logger="wirekafka.handlers")
+    end_offsets(broker, 2, ("t", 0, 0), ("x", 0, 0))
+    told = [r.getMessage() for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+    assert len(told) == 2
+    assert told[0].startswith("t-0: OffsetForLeaderEpoch from client ")
+    assert told[0].endswith("for epoch 0 (its current leader epoch -1): epoch 0 ends at offset 3")
+    assert told[1].endswith(": UNKNOWN_TOPIC_OR_PARTITION")
+    caplog.clear()
+    request = OffsetForLeaderEpochRequest(
+        replica_id=1,  # a follower's: its truncations are logged where they happen
+        topics=[
+            OffsetForLeaderTopic(
+                topic="t", partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)]
+            )
+        ],
+    )
+    broker.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, 3, request)
+    assert not [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
 
 
 def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):

@@ -16,9 +16,15 @@ its log end as the end of the epoch and think its position truncated.
 
 As Kafka: replicas pass with ClusterAction on the cluster, consumers need Describe
 on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not).
+
+A client's question and the answer are logged (INFO): clients ask only after a
+leader epoch changes, and a consumer that takes an answer for a truncation
+stops or rewinds, so what it was told is worth having in the log.
 """
 
 from __future__ import annotations
+
+import logging
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
@@ -34,6 +40,8 @@ from wirekafka.protocol.rpc import Request
 from wirekafka.security.acl import AclOperation, ResourceType
 
 EMBEDDED_LEADER_EPOCH = 0
+
+log = logging.getLogger("wirekafka.handlers")
 
 
 async def _end_offset(
@@ -65,13 +73,14 @@ async def handle_offset_for_leader_epoch(
     ctx: BrokerContext, request: Request
 ) -> OffsetForLeaderEpochResponse:
     body: OffsetForLeaderEpochRequest = request.body
+    from_client = body.replica_id < 0  # -1 from a consumer, -2 before v3
     denied = NOTHING_DENIED
     if ctx.authorizer is not None and not cluster_authorized(
         ctx, request, AclOperation.CLUSTER_ACTION
     ):
         names = (t.topic for t in body.topics)
         denied = denied_names(ctx, request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
-    return OffsetForLeaderEpochResponse(
+    response = OffsetForLeaderEpochResponse(
         throttle_time_ms=0,
         topics=[
             OffsetForLeaderTopicResult(
@@ -88,3 +97,22 @@ async def handle_offset_for_leader_epoch(
             for t in body.topics
         ],
     )
+    if from_client:
+        _log_answers(request, body, response)
+    return response
+
+
+def _log_answers(
+    request: Request, body: OffsetForLeaderEpochRequest, response: OffsetForLeaderEpochResponse
+) -> None:
+    for asked_topic, answered_topic in zip(body.topics, response.topics, strict=True):
+        for asked, answer in zip(asked_topic.partitions, answered_topic.partitions, strict=True):
+            log.info(
+                "%s-%d: OffsetForLeaderEpoch from client %s at %s for epoch %d (its current "
+                "leader epoch %d): %s",
+                asked_topic.topic, asked.partition, request.header.client_id,
+                request.client_host, asked.leader_epoch, asked.current_leader_epoch,
+                f"epoch {answer.leader_epoch} ends at offset {answer.end_offset}"
+                if answer.error_code == ErrorCode.NONE
+                else ErrorCode(answer.error_code).name,
+            )  # fmt: skip

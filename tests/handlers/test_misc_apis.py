@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
 from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import TestBroker, make_batch
 from wirekafka.broker.replication import ReplicaManager
+from wirekafka.handlers import offset_for_leader_epoch
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
@@ -131,11 +133,12 @@ def test_offset_for_leader_epoch(broker, version):
 
 
 def test_a_clients_offset_for_leader_epoch_and_its_answer_are_logged(
-    broker: TestBroker, caplog: pytest.LogCaptureFixture
+    broker: TestBroker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broker.create_topic("t")
     broker.produce("t", make_batch([b"a", b"b", b"c"]))
     caplog.set_level(logging.INFO, logger="wirekafka.handlers")
+    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [0.0, 0])  # none logged lately
     end_offsets(broker, 2, ("t", 0, 0), ("x", 0, 0))
     told = [r.getMessage() for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
     assert len(told) == 2
@@ -153,6 +156,22 @@ def test_a_clients_offset_for_leader_epoch_and_its_answer_are_logged(
     )
     broker.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, 3, request)
     assert not [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+
+
+def test_a_client_asking_in_a_loop_does_not_fill_the_log(
+    broker: TestBroker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broker.create_topic("t")
+    caplog.set_level(logging.INFO, logger="wirekafka.handlers")
+    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [0.0, 0])
+    for _ in range(offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 5):
+        end_offsets(broker, 2, ("t", 0, 0))
+    told = [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+    assert len(told) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS
+    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [time.monotonic() - 11, 100])
+    end_offsets(broker, 2, ("t", 0, 0))  # a new window
+    told = [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+    assert len(told) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 1
 
 
 def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):

@@ -19,12 +19,14 @@ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, whether it exists or not).
 
 A client's question and the answer are logged (INFO): clients ask only after a
 leader epoch changes, and a consumer that takes an answer for a truncation
-stops or rewinds, so what it was told is worth having in the log.
+stops or rewinds, so what it was told is worth having in the log. At most 100
+lines in 10 s: a client asking in a loop does not fill the log.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
@@ -42,6 +44,9 @@ from wirekafka.security.acl import AclOperation, ResourceType
 EMBEDDED_LEADER_EPOCH = 0
 
 log = logging.getLogger("wirekafka.handlers")
+MAX_LOGGED_ANSWERS = 100  # in LOGGED_ANSWERS_WINDOW_S
+LOGGED_ANSWERS_WINDOW_S = 10.0
+_logged = [0.0, 0]  # when the window began, answers logged in it
 
 
 async def _end_offset(
@@ -105,8 +110,14 @@ async def handle_offset_for_leader_epoch(
 def _log_answers(
     request: Request, body: OffsetForLeaderEpochRequest, response: OffsetForLeaderEpochResponse
 ) -> None:
+    now = time.monotonic()
+    if now - _logged[0] >= LOGGED_ANSWERS_WINDOW_S:
+        _logged[:] = [now, 0]
     for asked_topic, answered_topic in zip(body.topics, response.topics, strict=True):
         for asked, answer in zip(asked_topic.partitions, answered_topic.partitions, strict=True):
+            _logged[1] += 1
+            if _logged[1] > MAX_LOGGED_ANSWERS:
+                return
             log.info(
                 "%s-%d: OffsetForLeaderEpoch from client %s at %s for epoch %d (its current "
                 "leader epoch %d): %s",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 
@@ -11,6 +10,7 @@ from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import TestBroker, make_batch
 from wirekafka.broker.replication import ReplicaManager
 from wirekafka.handlers import offset_for_leader_epoch
+from wirekafka.log_limiter import LogLimiter
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.api_versions import ApiVersionsRequest
@@ -132,15 +132,29 @@ def test_offset_for_leader_epoch(broker, version):
     ]
 
 
+def answers_told(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+
+
+def fresh_answer_log(monkeypatch: pytest.MonkeyPatch, clock: list[float]) -> None:
+    """The handler's limit on logged answers anew, on a clock the test moves."""
+    limiter = LogLimiter(
+        offset_for_leader_epoch.LOGGED_ANSWERS_WINDOW_S,
+        lines=offset_for_leader_epoch.MAX_LOGGED_ANSWERS,
+        clock=lambda: clock[0],
+    )
+    monkeypatch.setattr(offset_for_leader_epoch, "answers_logged", limiter)
+
+
 def test_a_clients_offset_for_leader_epoch_and_its_answer_are_logged(
     broker: TestBroker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broker.create_topic("t")
     broker.produce("t", make_batch([b"a", b"b", b"c"]))
     caplog.set_level(logging.INFO, logger="wirekafka.handlers")
-    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [0.0, 0])  # none logged lately
+    fresh_answer_log(monkeypatch, [0.0])  # none logged lately
     end_offsets(broker, 2, ("t", 0, 0), ("x", 0, 0))
-    told = [r.getMessage() for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+    told = answers_told(caplog)
     assert len(told) == 2
     assert told[0].startswith("t-0: OffsetForLeaderEpoch from client ")
     assert told[0].endswith("for epoch 0 (its current leader epoch -1): epoch 0 ends at offset 3")
@@ -155,7 +169,7 @@ def test_a_clients_offset_for_leader_epoch_and_its_answer_are_logged(
         ],
     )
     broker.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, 3, request)
-    assert not [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
+    assert not answers_told(caplog)
 
 
 def test_a_client_asking_in_a_loop_does_not_fill_the_log(
@@ -163,15 +177,14 @@ def test_a_client_asking_in_a_loop_does_not_fill_the_log(
 ) -> None:
     broker.create_topic("t")
     caplog.set_level(logging.INFO, logger="wirekafka.handlers")
-    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [0.0, 0])
+    clock = [0.0]
+    fresh_answer_log(monkeypatch, clock)
     for _ in range(offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 5):
         end_offsets(broker, 2, ("t", 0, 0))
-    told = [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
-    assert len(told) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS
-    monkeypatch.setattr(offset_for_leader_epoch, "_logged", [time.monotonic() - 11, 100])
+    assert len(answers_told(caplog)) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS
+    clock[0] += offset_for_leader_epoch.LOGGED_ANSWERS_WINDOW_S + 1
     end_offsets(broker, 2, ("t", 0, 0))  # a new window
-    told = [r for r in caplog.records if "OffsetForLeaderEpoch" in r.getMessage()]
-    assert len(told) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 1
+    assert len(answers_told(caplog)) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 1
 
 
 def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):

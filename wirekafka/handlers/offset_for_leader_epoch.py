@@ -30,6 +30,7 @@ import time
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
+from wirekafka.log_limiter import LogLimiter
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -46,7 +47,8 @@ EMBEDDED_LEADER_EPOCH = 0
 log = logging.getLogger("wirekafka.handlers")
 MAX_LOGGED_ANSWERS = 100  # in LOGGED_ANSWERS_WINDOW_S
 LOGGED_ANSWERS_WINDOW_S = 10.0
-_logged = [0.0, 0]  # when the window began, answers logged in it
+# time.monotonic, not trio's clock: one limiter for the process, across trio runs
+answers_logged = LogLimiter(LOGGED_ANSWERS_WINDOW_S, lines=MAX_LOGGED_ANSWERS, clock=time.monotonic)
 
 
 async def _end_offset(
@@ -110,13 +112,9 @@ async def handle_offset_for_leader_epoch(
 def _log_answers(
     request: Request, body: OffsetForLeaderEpochRequest, response: OffsetForLeaderEpochResponse
 ) -> None:
-    now = time.monotonic()
-    if now - _logged[0] >= LOGGED_ANSWERS_WINDOW_S:
-        _logged[:] = [now, 0]
     for asked_topic, answered_topic in zip(body.topics, response.topics, strict=True):
         for asked, answer in zip(asked_topic.partitions, answered_topic.partitions, strict=True):
-            _logged[1] += 1
-            if _logged[1] > MAX_LOGGED_ANSWERS:
+            if answers_logged.allow() is None:
                 return
             log.info(
                 "%s-%d: OffsetForLeaderEpoch from client %s at %s for epoch %d (its current "

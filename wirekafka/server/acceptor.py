@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import errno
 import logging
-import math
 import os
 from collections.abc import Awaitable, Callable
 
 import trio
 
+from wirekafka.log_limiter import LogLimiter, since_last
 from wirekafka.server.connection_quotas import ConnectionQuotas, PeerKey, peer_key
 
 log = logging.getLogger("wirekafka.server")
@@ -32,32 +32,6 @@ ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, er
 REFUSAL_LOG_INTERVAL_S = 10.0
 FIRST_RETRY_DELAY_S = 0.1
 MAX_RETRY_DELAY_S = 1.0
-
-
-class LogLimiter:
-    """At most one log line per ``interval_s`` (trio's clock); counts the lines left out."""
-
-    __slots__ = ("_next_line_at", "interval_s", "left_out")
-
-    def __init__(self, interval_s: float) -> None:
-        self.interval_s = interval_s
-        self.left_out = 0
-        self._next_line_at = -math.inf
-
-    def allow(self) -> int | None:
-        """None: leave this line out. Otherwise log it, with the count returned,
-        of lines left out since the last one."""
-        now = trio.current_time()
-        if now < self._next_line_at:
-            self.left_out += 1
-            return None
-        left_out, self.left_out = self.left_out, 0
-        self._next_line_at = now + self.interval_s
-        return left_out
-
-
-def _since_last(left_out: int) -> str:
-    return f" (and {left_out} more since the last report)" if left_out else ""
 
 
 class Acceptor:
@@ -105,7 +79,7 @@ class Acceptor:
                             self.quotas.total,
                         )
                 elif (left_out := self._errors.allow()) is not None:
-                    log.error("accept failed: %s%s", exc, _since_last(left_out))
+                    log.error("accept failed: %s%s", exc, since_last(left_out))
                 with trio.move_on_after(delay):
                     await self._closed.wait()  # a descriptor is free: try at once
                 delay = min(delay * 2, MAX_RETRY_DELAY_S)
@@ -140,7 +114,7 @@ class Acceptor:
                     address[0],
                     address[1],
                     refusal,
-                    _since_last(left_out),
+                    since_last(left_out),
                 )
             return
         if self.no_connections.is_set():

@@ -80,12 +80,12 @@ def loop_figures(ctx: BrokerContext, connections: int) -> LoopFigures:
         for (topic, partition), value in offsets.committed(group_id).items()
     )
     under_replicated = under_min_isr = 0
-    if ctx.replicas is not None:
-        led_here = ctx.replicas.led.values()
+    replicas = ctx.replicas
+    if replicas is not None:
+        led_here = replicas.led.values()
         under_replicated = sum(1 for led in led_here if len(led.isr) < len(led.replicas))
-        under_min_isr = sum(
-            1 for led in led_here if len(led.isr) < led.log.config.min_insync_replicas
-        )
+        # the partitions whose acks=all produces are refused
+        under_min_isr = sum(1 for led in led_here if not replicas.enough_replicas(led))
     return LoopFigures(
         apis=apis,
         topics={

@@ -8,6 +8,7 @@ import pytest
 import trio
 import trio.testing
 
+from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import (
     BASE_TIME_MS,
     TestBroker,
@@ -18,6 +19,7 @@ from tests.handlers.support import (
     run_autojump,
     run_stepped,
 )
+from wirekafka.broker.replication import ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_records import (
@@ -25,6 +27,7 @@ from wirekafka.protocol.messages.delete_records import (
     DeleteRecordsRequest,
     DeleteRecordsTopic,
 )
+from wirekafka.protocol.messages.fetch import FetchRequest
 from wirekafka.protocol.records.compression import CompressionType
 from wirekafka.protocol.records.message_set import decode_message_set
 from wirekafka.protocol.records.record_batch import (
@@ -34,6 +37,7 @@ from wirekafka.protocol.records.record_batch import (
     decode_batches,
 )
 from wirekafka.storage.spans import FileSpan
+from wirekafka.zk.znodes import PartitionState
 
 
 def produce_values(broker: TestBroker, topic: str, *batches: list[bytes], partition: int = 0):
@@ -127,6 +131,87 @@ def test_long_poll_is_woken_by_a_produce(broker):
     data = results["fetch"].responses[0].partitions[0]
     assert data.high_watermark == 2
     assert offsets_and_values(bytes(data.records)) == [(1, b"new")]
+
+
+def leading_at_epoch(broker: TestBroker, epoch: int) -> Cache:
+    """Make ``broker`` (broker 0) the only replica and leader of t-0 in a cluster,
+    at leader epoch ``epoch``; the cluster cache, which the test may move on."""
+    cache = Cache(PartitionState(0, epoch, (0,), 1))
+    broker.ctx.replicas = ReplicaManager(
+        0, cache, Logs(broker.log("t"), (0,)), broker.ctx.appends, replica_lag_time_max_ms=1000
+    )
+    return cache
+
+
+def at_epoch(request: FetchRequest, current_leader_epoch: int) -> FetchRequest:
+    for topic in request.topics:
+        for partition in topic.partitions:
+            partition.current_leader_epoch = current_leader_epoch
+    return request
+
+
+@pytest.mark.parametrize(
+    ("current_leader_epoch", "error", "values"),
+    [
+        (-1, ErrorCode.NONE, [b"a"]),  # none named (before v9): not checked
+        (3, ErrorCode.NONE, [b"a"]),
+        (2, ErrorCode.FENCED_LEADER_EPOCH, []),
+        (4, ErrorCode.UNKNOWN_LEADER_EPOCH, []),
+    ],
+)
+def test_a_consumer_fetch_in_a_cluster_is_checked_against_the_leader_epoch(
+    broker: TestBroker, current_leader_epoch: int, error: ErrorCode, values: list[bytes]
+) -> None:
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a"])
+    leading_at_epoch(broker, 3)
+    request = at_epoch(fetch_request([("t", 0, 0, 1 << 20)]), current_leader_epoch)
+    data = broker.call(ApiKey.FETCH, 12, request).responses[0].partitions[0]
+    assert data.error_code == error
+    assert [v for _, v in offsets_and_values(bytes(data.records))] == values
+
+
+def test_a_long_poll_made_at_an_older_epoch_gets_none_of_the_new_epochs_records(
+    broker: TestBroker,
+) -> None:
+    """The controller bumps the epoch with the leader unchanged (ZooKeeper mode, on an
+    ISR shrink) while a consumer's fetch waits there: the record appended at the
+    new epoch wakes it, and it is fenced instead of given that record, as in Kafka.
+    librdkafka, given it, would compare its check of the old epoch's end with a
+    position of the new epoch and report a log truncation."""
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"old"])
+    cache = leading_at_epoch(broker, 0)
+    replicas = broker.ctx.replicas
+    assert replicas is not None
+
+    async def scenario() -> dict[str, object]:
+        results: dict[str, object] = {}
+        await replicas.reconcile()
+
+        async def fetcher() -> None:
+            request = fetch_request([("t", 0, 1, 1 << 20)], max_wait_ms=5000, min_bytes=1)
+            results["fetch"] = await broker.acall(ApiKey.FETCH, 12, at_epoch(request, 0))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetcher)
+            await advance_trio_time(0.25)
+            assert "fetch" not in results  # parked
+            cache.move(PartitionState(0, 1, (0,), 1))
+            await replicas.reconcile()
+            produced = await broker.acall(
+                ApiKey.PRODUCE, 9, produce_request("t", make_batch([b"new"]), acks=1)
+            )
+            assert produced.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+            await trio.testing.wait_all_tasks_blocked()
+            assert "fetch" in results  # woken by the append, not at its deadline
+        return results
+
+    results = run_stepped(scenario)
+    data = results["fetch"].responses[0].partitions[0]  # type: ignore[attr-defined]
+    assert data.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    assert bytes(data.records) == b""
+    assert broker.log("t").leader_epochs.epoch_for_offset(1) == 1  # the record is there
 
 
 def test_long_poll_ignores_appends_to_other_partitions(broker):

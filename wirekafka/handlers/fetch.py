@@ -17,6 +17,16 @@ broker id) reads up to the log end: its fetch offset tells the leader how far
 its log reaches (:mod:`wirekafka.broker.replication`), and its leader epoch
 must be the leader's (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH
 when newer).
+
+So must a consumer's, in a cluster, when it names one (Fetch v9+), and it is
+checked again on every pass of a long poll, just before the read: a fetch made
+at an older epoch gets no records a newer epoch wrote, as in Kafka. A client
+that took such records would go on at the new epoch's offsets while it still
+checks its position of the old epoch with OffsetForLeaderEpoch (KIP-320);
+librdkafka then compares the old epoch's end with its newer position and
+reports a log truncation that did not happen. ZooKeeper-mode controllers bump
+the leader epoch on an ISR shrink as well, with the leader unchanged, so a
+long poll at that very leader sees the epoch change under it.
 """
 
 from __future__ import annotations
@@ -157,6 +167,15 @@ async def _read_all(
                     errors = True
                     continue
                 max_offset = None
+            elif ctx.replicas is not None and asked.current_leader_epoch >= 0:
+                # no await between this check and the read: no append of a newer epoch
+                led = await ctx.replicas.leading_at(
+                    topic.topic, asked.partition, asked.current_leader_epoch
+                )
+                if isinstance(led, ErrorCode):
+                    result.error_code = led
+                    errors = True
+                    continue
             try:
                 read = found.read(
                     asked.fetch_offset, budget, max_offset=max_offset, min_one_batch=min_one_batch

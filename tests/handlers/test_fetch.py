@@ -171,6 +171,20 @@ def test_a_consumer_fetch_in_a_cluster_is_checked_against_the_leader_epoch(
     assert [v for _, v in offsets_and_values(bytes(data.records))] == values
 
 
+def test_a_consumer_fetch_naming_an_epoch_is_answered_by_the_leader_only(
+    broker: TestBroker,
+) -> None:
+    """The cluster names this broker leader, but its replica manager still follows
+    broker 1: as OffsetForLeaderEpoch, the fetch is refused until it leads."""
+    broker.create_topic("t")
+    produce_values(broker, "t", [b"a"])
+    cache = leading_at_epoch(broker, 3)
+    cache.move(PartitionState(1, 3, (0, 1), 1))
+    request = at_epoch(fetch_request([("t", 0, 0, 1 << 20)]), 3)
+    data = broker.call(ApiKey.FETCH, 12, request).responses[0].partitions[0]
+    assert (data.error_code, bytes(data.records)) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, b"")
+
+
 def test_a_long_poll_made_at_an_older_epoch_gets_none_of_the_new_epochs_records(
     broker: TestBroker,
 ) -> None:

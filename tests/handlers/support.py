@@ -17,6 +17,7 @@ from typing import Any
 import trio
 import trio.testing
 
+from tests.broker.test_high_watermark import Cache, Logs
 from tests.storage.helpers import BASE_TIME_MS, FakeClock
 from wirekafka.broker.context import (
     BrokerContext,
@@ -24,6 +25,7 @@ from wirekafka.broker.context import (
     CloseConnection,
     open_broker_context,
 )
+from wirekafka.broker.replication import ReplicaManager
 from wirekafka.config import broker_config_from_properties
 from wirekafka.handlers.produce import handle_produces
 from wirekafka.handlers.registry import HANDLERS
@@ -62,6 +64,7 @@ from wirekafka.protocol.simple_produce import SimpleProduce, read_simple_produce
 from wirekafka.security.principal import ANONYMOUS
 from wirekafka.storage.log import PartitionLog
 from wirekafka.storage.spans import FileSpan
+from wirekafka.zk.znodes import PartitionState
 
 __all__ = [
     "BASE_TIME_MS",
@@ -261,6 +264,17 @@ class TestBroker:
             timeout_ms=1000,
             validate_only=False,
         )
+
+    def join_cluster(self, state: PartitionState) -> Cache:
+        """Make this broker (broker 0) a replica of t-0 in a ZooKeeper cluster whose
+        cache holds ``state``, whose ISR (this broker in it) is the replicas; the
+        cache, which the test may move on."""
+        assert 0 in state.isr, state
+        cache = Cache(state)
+        self.ctx.replicas = ReplicaManager(
+            0, cache, Logs(self.log("t"), state.isr), self.ctx.appends, replica_lag_time_max_ms=1000
+        )
+        return cache
 
     def log(self, topic: str, partition: int = 0) -> PartitionLog:
         found = self.ctx.logs.get_log(topic, partition)

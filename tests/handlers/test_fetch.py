@@ -8,7 +8,6 @@ import pytest
 import trio
 import trio.testing
 
-from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import (
     BASE_TIME_MS,
     TestBroker,
@@ -19,7 +18,6 @@ from tests.handlers.support import (
     run_autojump,
     run_stepped,
 )
-from wirekafka.broker.replication import ReplicaManager
 from wirekafka.protocol.api_table import ApiKey
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.delete_records import (
@@ -133,16 +131,6 @@ def test_long_poll_is_woken_by_a_produce(broker):
     assert offsets_and_values(bytes(data.records)) == [(1, b"new")]
 
 
-def leading_at_epoch(broker: TestBroker, epoch: int) -> Cache:
-    """Make ``broker`` (broker 0) the only replica and leader of t-0 in a cluster,
-    at leader epoch ``epoch``; the cluster cache, which the test may move on."""
-    cache = Cache(PartitionState(0, epoch, (0,), 1))
-    broker.ctx.replicas = ReplicaManager(
-        0, cache, Logs(broker.log("t"), (0,)), broker.ctx.appends, replica_lag_time_max_ms=1000
-    )
-    return cache
-
-
 def at_epoch(request: FetchRequest, current_leader_epoch: int) -> FetchRequest:
     for topic in request.topics:
         for partition in topic.partitions:
@@ -164,7 +152,7 @@ def test_a_consumer_fetch_in_a_cluster_is_checked_against_the_leader_epoch(
 ) -> None:
     broker.create_topic("t")
     produce_values(broker, "t", [b"a"])
-    leading_at_epoch(broker, 3)
+    broker.join_cluster(PartitionState(0, 3, (0,), 1))
     request = at_epoch(fetch_request([("t", 0, 0, 1 << 20)]), current_leader_epoch)
     data = broker.call(ApiKey.FETCH, 12, request).responses[0].partitions[0]
     assert data.error_code == error
@@ -178,7 +166,7 @@ def test_a_consumer_fetch_naming_an_epoch_is_answered_by_the_leader_only(
     broker 1: as OffsetForLeaderEpoch, the fetch is refused until it leads."""
     broker.create_topic("t")
     produce_values(broker, "t", [b"a"])
-    cache = leading_at_epoch(broker, 3)
+    cache = broker.join_cluster(PartitionState(0, 3, (0,), 1))
     cache.move(PartitionState(1, 3, (0, 1), 1))
     request = at_epoch(fetch_request([("t", 0, 0, 1 << 20)]), 3)
     data = broker.call(ApiKey.FETCH, 12, request).responses[0].partitions[0]
@@ -195,7 +183,7 @@ def test_a_long_poll_made_at_an_older_epoch_gets_none_of_the_new_epochs_records(
     position of the new epoch and report a log truncation."""
     broker.create_topic("t")
     produce_values(broker, "t", [b"old"])
-    cache = leading_at_epoch(broker, 0)
+    cache = broker.join_cluster(PartitionState(0, 0, (0,), 1))
     replicas = broker.ctx.replicas
     assert replicas is not None
 

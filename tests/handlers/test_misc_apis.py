@@ -6,9 +6,7 @@ import logging
 
 import pytest
 
-from tests.broker.test_high_watermark import Cache, Logs
 from tests.handlers.support import TestBroker, make_batch
-from wirekafka.broker.replication import ReplicaManager
 from wirekafka.handlers import offset_for_leader_epoch
 from wirekafka.log_limiter import LogLimiter
 from wirekafka.protocol.api_table import ApiKey
@@ -202,10 +200,7 @@ def test_offset_for_leader_epoch_is_answered_by_the_leader_only(
     log end is not the epoch's end: a consumer would think its position gone."""
     broker.create_topic("t")
     broker.produce("t", make_batch([b"a", b"b"]))
-    cache = Cache(PartitionState(leader, 3, (0, 1), 1))
-    broker.ctx.replicas = ReplicaManager(
-        0, cache, Logs(broker.log("t"), (0, 1)), broker.ctx.appends, replica_lag_time_max_ms=1000
-    )
+    broker.join_cluster(PartitionState(leader, 3, (0, 1), 1))
     answer = end_offsets(broker, 4, ("t", 0, 0))
     if leader == 0:
         assert answer == [("t", 0, ErrorCode.NONE, 0, 2)]

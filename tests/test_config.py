@@ -29,6 +29,7 @@ def test_defaults():
     assert config.socket_request_max_bytes == 104857600
     assert config.connections_max_idle_ms == 600000
     assert config.producer_id_expiration_ms == 86400000
+    assert config.producer_id_expiration_check_interval_ms == 600000
     assert config.log_flush_offset_checkpoint_interval_ms == 60000
     assert config.cluster_id is None
     assert config.log == LogConfig()
@@ -47,6 +48,7 @@ def test_values_are_read():
             "message.max.bytes": "2000",
             "connections.max.idle.ms": "-1",
             "producer.id.expiration.ms": "5000",
+            "producer.id.expiration.check.interval.ms": "60000",
             "log.flush.offset.checkpoint.interval.ms": "250",
             "cluster.id": "abc",
         }
@@ -60,6 +62,7 @@ def test_values_are_read():
     assert config.message_max_bytes == 2000
     assert config.connections_max_idle_ms == -1
     assert config.producer_id_expiration_ms == 5000
+    assert config.producer_id_expiration_check_interval_ms == 60000
     assert config.log_flush_offset_checkpoint_interval_ms == 250
     assert config.cluster_id == "abc"
     assert config.properties["num.partitions"] == "6"
@@ -98,6 +101,11 @@ def test_unknown_key_is_an_error_naming_it():
         ("connections.max.idle.ms", "-2", r"connections\.max\.idle\.ms=-2"),
         ("log.retention.check.interval.ms", "0", r"log\.retention\.check\.interval\.ms=0"),
         ("producer.id.expiration.ms", "", r"producer\.id\.expiration\.ms='': not an integer"),
+        (
+            "producer.id.expiration.check.interval.ms",
+            "0",
+            r"producer\.id\.expiration\.check\.interval\.ms=0",
+        ),
         ("auto.create.topics.enable", "yes", r"auto\.create\.topics\.enable='yes'"),
         ("auto.create.topics.enable", "1", r"auto\.create\.topics\.enable='1'"),
         ("log.segment.bytes", "big", r"log\.segment\.bytes='big': not an integer"),

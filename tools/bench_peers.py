@@ -41,10 +41,15 @@ waits for the broker (its queue full), short when it is the limit itself.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]
+                                [--idle-partitions N]
 
 ``--baseline`` adds wirekafka from another checkout (``git worktree add
 /tmp/base <commit>``) as a peer, so a change is measured against what it
 changed in the same run; ``--without-kafka`` leaves the JVM out.
+``--idle-partitions N`` gives each broker that runs for the whole benchmark
+(wirekafka, the baseline, Apache Kafka) a topic of N partitions that nothing
+writes to before the rows, so the rows show what a broker's background work
+over many partitions costs them.
 
 Rows (``--row``, default all):
 
@@ -131,6 +136,8 @@ from tools.bench_support import (
 RUN_TIMEOUT_S = 600.0
 TOPIC_TIMEOUT_S = 60.0
 WARM_UP_RECORDS = 250_000  # of 1 KiB
+IDLE_TOPIC = "idle"  # --idle-partitions
+IDLE_TOPIC_TIMEOUT_S = 300.0  # creating thousands of partitions takes a while
 LATENCY_RATE = 10_000  # msg/s
 BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
 SENDFILE = "sendfile"  # the limit of the consume rows: plain sendfile of wirekafka's log
@@ -851,6 +858,21 @@ def median_result(results: Sequence[Result]) -> Result:
     )
 
 
+def add_idle_partitions(peer: AdminPeer, count: int) -> None:
+    """A topic of ``count`` partitions that nothing writes to (``idle``), kept for the
+    whole run, so that every row runs on a broker holding that many more
+    partitions: what the broker does for each of them in the background shows."""
+    admin = AdminClient({"bootstrap.servers": peer.bootstrap, "log_level": 3})
+    topic = NewTopic(IDLE_TOPIC, count, peer.replication_factor)
+    for future in admin.create_topics([topic], request_timeout=IDLE_TOPIC_TIMEOUT_S).values():
+        future.result(IDLE_TOPIC_TIMEOUT_S)
+    wait_for(
+        lambda: peer.ready(admin, IDLE_TOPIC, count),
+        f"a leader for each of the {count} idle partitions",
+        IDLE_TOPIC_TIMEOUT_S,
+    )
+
+
 def warm_up(peer: AdminPeer) -> None:
     """Write 250 MB and read them back, so the JVM has compiled its hot paths."""
     with peer.serving("warm-up") as (bootstrap, pids):
@@ -980,6 +1002,13 @@ def main() -> None:
     parser.add_argument(
         "--without-kafka", action="store_true", help="leave Apache Kafka out (no JVM, no warm-up)"
     )
+    parser.add_argument(
+        "--idle-partitions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first give each long-running broker a topic of N partitions nothing writes to",
+    )
     args = parser.parse_args()
     table = rows(args.scale)
     signal.signal(signal.SIGTERM, raise_on_sigterm)
@@ -992,6 +1021,8 @@ def main() -> None:
             started.append(stack.enter_context(apache_kafka_peer()))
         for admin_peer in started:
             warm_up(admin_peer)
+            if args.idle_partitions:
+                add_idle_partitions(admin_peer, args.idle_partitions)
         peers: list[Peer] = [*started, MockPeer(), FloorPeer()]
         medians: dict[str, dict[str, Result]] = {}
         for name in args.rows or list(table):

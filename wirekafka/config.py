@@ -50,6 +50,7 @@ BROKER_DEFAULTS: dict[str, str | None] = {
     "log.flush.scheduler.interval.ms": "1000",
     "log.flush.offset.checkpoint.interval.ms": "60000",
     "producer.id.expiration.ms": "86400000",
+    "producer.id.expiration.check.interval.ms": "600000",
     "cluster.id": None,
     "group.min.session.timeout.ms": "6000",
     "group.max.session.timeout.ms": "1800000",
@@ -113,6 +114,7 @@ class BrokerConfig:
     log_flush_scheduler_interval_ms: int
     log_flush_offset_checkpoint_interval_ms: int
     producer_id_expiration_ms: int
+    producer_id_expiration_check_interval_ms: int
     cluster_id: str | None
     group_min_session_timeout_ms: int
     group_max_session_timeout_ms: int
@@ -325,6 +327,9 @@ def broker_config_from_properties(properties: Mapping[str, str]) -> BrokerConfig
             properties, "log.flush.offset.checkpoint.interval.ms", 1, 2**31 - 1
         ),
         producer_id_expiration_ms=_int(properties, "producer.id.expiration.ms", 1),
+        producer_id_expiration_check_interval_ms=_int(
+            properties, "producer.id.expiration.check.interval.ms", 1
+        ),
         cluster_id=cluster_id,
         group_min_session_timeout_ms=_int(properties, "group.min.session.timeout.ms", 0, 2**31 - 1),
         group_max_session_timeout_ms=_int(properties, "group.max.session.timeout.ms", 0, 2**31 - 1),

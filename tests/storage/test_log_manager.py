@@ -114,6 +114,49 @@ def test_maintenance_applies_retention(tmp_path):
     assert len(log.segments) < before
 
 
+def test_a_round_passes_over_a_log_with_nothing_to_do_after_a_first_look(tmp_path):
+    clock = FakeClock()
+    m = manager([tmp_path], clock=clock)
+    idle, written = m.get_or_create_log("t", 0), m.get_or_create_log("t", 1)
+    written.append(bytearray(make_batch(0)))  # unflushed, but no flush.ms: nothing due
+    assert not idle.maintenance_due(producers=True)
+    assert not written.maintenance_due(producers=True)
+    for i in range(1, 60):  # rolls: the rolled segments wait for their fsync
+        written.append(bytearray(make_batch(i)))
+    assert written.maintenance_due(producers=False)
+    m.run_maintenance()
+    # synced; a segment besides the active one stays, so retention looks every round
+    assert written.recovery_point == written.segments[-1].base_offset
+    assert written.maintenance_due(producers=False)
+    assert not idle.maintenance_due(producers=True)
+
+
+def test_a_first_look_finds_a_timed_flush_and_files_waiting_for_deletion(tmp_path):
+    clock = FakeClock()
+    m = LogManager(
+        [tmp_path], LogConfig(segment_bytes=2000, flush_interval_ms=1000), clock, broker_id=1
+    )
+    m.startup()
+    log = m.get_or_create_log("t", 0)
+    assert not log.maintenance_due(producers=True)  # nothing unflushed
+    log.append(bytearray(make_batch(0)))
+    assert log.maintenance_due(producers=False)  # under flush.ms
+    clock.advance(1000)
+    m.run_maintenance()
+    assert not log.maintenance_due(producers=False)  # flushed
+    for i in range(1, 60):
+        log.append(bytearray(make_batch(i)))
+    log.delete_records(log.log_end_offset)  # every segment but the active one goes
+    clock.advance(1000)
+    m.run_maintenance()  # the rolled segments are renamed .deleted, removed later
+    assert len(log.segments) == 1 and log.maintenance_due(producers=False)
+    assert any(path.suffix == ".deleted" for path in log.directory.iterdir())
+    clock.advance(CONFIG.file_delete_delay_ms)
+    m.run_maintenance()
+    assert not any(path.suffix == ".deleted" for path in log.directory.iterdir())
+    assert not log.maintenance_due(producers=True)
+
+
 def compacted_manager(directory, clock):
     config = LogConfig(segment_bytes=2000, cleanup_policy=frozenset({"compact"}))
     m = LogManager([directory], config, clock, broker_id=1)

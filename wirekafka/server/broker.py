@@ -346,8 +346,9 @@ class Broker:
                 )
 
     async def _maintain(self) -> None:
-        """Retention, timed flushes, fsync of rolled segments, delayed deletions,
-        expiry of idle producers and the offset checkpoints, periodically."""
+        """Retention, timed flushes, fsync of rolled segments, delayed deletions
+        and the offset checkpoints, periodically; expiry of idle producers every
+        ``producer.id.expiration.check.interval.ms``, as Kafka's."""
         config = self.config
         period = (
             min(config.log_flush_scheduler_interval_ms, config.log_retention_check_interval_ms)
@@ -358,9 +359,17 @@ class Broker:
         next_checkpoint = trio.current_time() + checkpoint_every
         offsets_every = config.offsets_retention_check_interval_ms / 1000
         next_offsets_expiry = trio.current_time() + offsets_every
+        producers_every = config.producer_id_expiration_check_interval_ms / 1000
+        next_producers_expiry = trio.current_time() + producers_every
         while True:
             await trio.sleep(period)
-            await run_blocking(LOG_DIRS, logs.run_maintenance)
+            expire_producers = trio.current_time() >= next_producers_expiry
+            await run_blocking(
+                LOG_DIRS,
+                functools.partial(logs.run_maintenance, expire_producers=expire_producers),
+            )
+            if expire_producers:
+                next_producers_expiry = trio.current_time() + producers_every
             if self.zk_cluster is not None:
                 await run_blocking(LOG_DIRS, self.context.topics.drop_logs_of_deleted_topics)
                 self.context.topics.apply_log_configs()  # changed through other brokers

@@ -64,6 +64,7 @@ from wirekafka.protocol.records.record_batch import (
     single_batch_summary,
 )
 from wirekafka.storage.compacted_copy import remove_copy
+from wirekafka.storage.config import NO_LIMIT as NEVER
 from wirekafka.storage.config import LogConfig
 from wirekafka.storage.file_cache import NO_LIMIT, FileCache, is_out_of_fds
 from wirekafka.storage.files import (
@@ -778,6 +779,26 @@ class PartitionLog:
             record_count=0,
             flush_due=False,
             duplicate=True,
+        )
+
+    def maintenance_due(self, *, producers: bool) -> bool:
+        """Whether a maintenance round may find work here: segments besides the
+        active one (retention), rolled segments to fsync, unflushed records under
+        a timed flush (``flush.ms``), files waiting for deletion, and, with
+        ``producers``, idempotent producers to expire.
+
+        A first look, unlocked and without the clock, so that a round over
+        thousands of idle partitions holds the GIL briefly (a worker thread
+        holding it keeps the event loop waiting up to the switch interval); what
+        changes meanwhile is seen by the next round.
+        """
+        offsets = self._offsets
+        return bool(
+            len(self._segments) > 1
+            or offsets.unsynced_rolls
+            or (offsets.unflushed_records and self.config.flush_interval_ms != NEVER)
+            or self._deletions
+            or (producers and self._producers)
         )
 
     def expire_producers(self) -> int:

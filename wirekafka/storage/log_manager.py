@@ -325,19 +325,24 @@ class LogManager:
         return stats
 
     @blocking
-    def run_maintenance(self) -> None:
-        """One round of the periodic work: retention, timed flushes, delayed
-        deletions, expiry of producers silent for ``producer.id.expiration.ms``.
+    def run_maintenance(self, *, expire_producers: bool = True) -> None:
+        """One round of the periodic work: retention, timed flushes, fsync of
+        rolled segments, delayed deletions and, with ``expire_producers``,
+        expiry of producers silent for ``producer.id.expiration.ms``.
 
         The broker calls this from a background task; each log takes its own
-        lock only briefly, so appends carry on.
+        lock only briefly, so appends carry on. Logs with nothing to do are
+        passed over after a first look (:meth:`PartitionLog.maintenance_due`).
         """
         for partition_log in self.all_logs():
+            if not partition_log.maintenance_due(producers=expire_producers):
+                continue
             try:
                 partition_log.delete_old_segments()
                 partition_log.flush_if_due()
                 partition_log.remove_deleted_files()
-                partition_log.expire_producers()
+                if expire_producers:
+                    partition_log.expire_producers()
             except StorageError as exc:
                 log.error("maintenance of %r failed: %s", partition_log, exc)
         self._deletions.remove_due(self.clock())

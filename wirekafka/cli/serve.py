@@ -37,6 +37,7 @@ STARTUP_ERRORS = (
 )
 EXIT_CONFIG_ERROR = EXIT_USAGE
 EXIT_STARTUP_ERROR = EXIT_FAILED
+SWITCH_INTERVAL_S = 0.001  # sys.setswitchinterval of the broker's process (see run)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -89,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"wirekafka: config error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    # A thread running Python (the maintenance round, a big batch's check,
+    # kazoo) keeps the GIL until the switch interval has passed and the loop
+    # asks for it: at most 1 ms here, not the interpreter's 5 ms, so that one
+    # is not a stall every client sees.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     raise_fd_limit()  # as the JVM does for Kafka: the soft open file limit up to the hard one
     # kazoo reports every failed connection attempt; the broker logs what matters
     logging.getLogger("kazoo").setLevel(logging.ERROR)

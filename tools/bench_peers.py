@@ -871,6 +871,7 @@ def add_idle_partitions(peer: AdminPeer, count: int) -> None:
         f"a leader for each of the {count} idle partitions",
         IDLE_TOPIC_TIMEOUT_S,
     )
+    os.sync()  # their files written out now, not by the kernel's writeback during the rows
 
 
 def warm_up(peer: AdminPeer) -> None:

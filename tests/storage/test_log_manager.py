@@ -114,47 +114,62 @@ def test_maintenance_applies_retention(tmp_path):
     assert len(log.segments) < before
 
 
-def test_a_round_passes_over_a_log_with_nothing_to_do_after_a_first_look(tmp_path):
+def test_the_rounds_go_through_only_the_logs_with_work_for_them(tmp_path):
     clock = FakeClock()
     m = manager([tmp_path], clock=clock)
     idle, written = m.get_or_create_log("t", 0), m.get_or_create_log("t", 1)
-    written.append(bytearray(make_batch(0)))  # unflushed, but no flush.ms: nothing due
-    assert not idle.maintenance_due(producers=True)
-    assert not written.maintenance_due(producers=True)
+    written.append(bytearray(make_batch(0)))  # unflushed, but no flush.ms: nothing for rounds
+    assert not idle.needs_rounds() and not written.needs_rounds()
+    assert m.partitions_in_rounds() == []
     for i in range(1, 60):  # rolls: the rolled segments wait for their fsync
         written.append(bytearray(make_batch(i)))
-    assert written.maintenance_due(producers=False)
+    assert m.partitions_in_rounds() == [("t", 1)]
     m.run_maintenance()
     # synced; a segment besides the active one stays, so retention looks every round
     assert written.recovery_point == written.segments[-1].base_offset
-    assert written.maintenance_due(producers=False)
-    assert not idle.maintenance_due(producers=True)
+    assert m.partitions_in_rounds() == [("t", 1)]
+    assert m.delete_log("t", 1)
+    m.run_maintenance()
+    assert m.partitions_in_rounds() == []
 
 
-def test_a_first_look_finds_a_timed_flush_and_files_waiting_for_deletion(tmp_path):
+def test_a_log_loaded_with_several_segments_is_in_the_rounds(tmp_path):
+    m = manager([tmp_path])
+    log = m.get_or_create_log("t", 0)
+    for i in range(60):
+        log.append(bytearray(make_batch(i)))
+    m.get_or_create_log("t", 1)
+    m.shutdown()
+    again = manager([tmp_path])
+    assert again.partitions_in_rounds() == [("t", 0)]
+
+
+def test_a_timed_flush_and_files_waiting_for_deletion_keep_a_log_in_the_rounds(tmp_path):
     clock = FakeClock()
-    m = LogManager(
-        [tmp_path], LogConfig(segment_bytes=2000, flush_interval_ms=1000), clock, broker_id=1
-    )
+    m = LogManager([tmp_path], LogConfig(segment_bytes=2000), clock, broker_id=1)
     m.startup()
     log = m.get_or_create_log("t", 0)
-    assert not log.maintenance_due(producers=True)  # nothing unflushed
+    assert m.partitions_in_rounds() == []
+    log.reconfigure(LogConfig(segment_bytes=2000, flush_interval_ms=1000))  # flush.ms set
+    assert m.partitions_in_rounds() == [("t", 0)]
     log.append(bytearray(make_batch(0)))
-    assert log.maintenance_due(producers=False)  # under flush.ms
     clock.advance(1000)
     m.run_maintenance()
-    assert not log.maintenance_due(producers=False)  # flushed
+    assert log.recovery_point == log.log_end_offset  # flushed by the round
+    assert m.partitions_in_rounds() == [("t", 0)]  # and looked at again for the next
+    log.reconfigure(LogConfig(segment_bytes=2000))
+    m.run_maintenance()
+    assert m.partitions_in_rounds() == []
     for i in range(1, 60):
         log.append(bytearray(make_batch(i)))
     log.delete_records(log.log_end_offset)  # every segment but the active one goes
-    clock.advance(1000)
     m.run_maintenance()  # the rolled segments are renamed .deleted, removed later
-    assert len(log.segments) == 1 and log.maintenance_due(producers=False)
+    assert len(log.segments) == 1 and m.partitions_in_rounds() == [("t", 0)]
     assert any(path.suffix == ".deleted" for path in log.directory.iterdir())
     clock.advance(CONFIG.file_delete_delay_ms)
     m.run_maintenance()
     assert not any(path.suffix == ".deleted" for path in log.directory.iterdir())
-    assert not log.maintenance_due(producers=True)
+    assert m.partitions_in_rounds() == []
 
 
 def compacted_manager(directory, clock):

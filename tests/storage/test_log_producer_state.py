@@ -165,18 +165,6 @@ def test_producers_silent_past_the_expiration_are_forgotten(tmp_path):
     assert refused(log, batch(clock, 5, producer_id=2)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
-def test_a_maintenance_round_looks_at_producers_only_when_asked_to(tmp_path):
-    clock = FakeClock()
-    log = new_log(tmp_path, clock, expiration_ms=1_000)
-    assert not log.maintenance_due(producers=True)
-    log.append(batch(clock, 0, producer_id=1))
-    assert log.maintenance_due(producers=True)
-    assert not log.maintenance_due(producers=False)
-    clock.advance(1_001)
-    assert log.expire_producers() == 1
-    assert not log.maintenance_due(producers=True)
-
-
 def test_the_rebuild_leaves_out_producers_silent_past_the_expiration(tmp_path):
     clock = FakeClock()
     log = new_log(tmp_path, clock, expiration_ms=1_000)

@@ -189,9 +189,13 @@ class PartitionLog:
         files: FileCache = NO_LIMIT,
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
         high_watermark: int | None = None,
+        wants_rounds: Callable[[PartitionLog], None] | None = None,
     ) -> None:
         """``high_watermark``: the one ``replication-offset-checkpoint`` holds for
-        the partition; given, the log is ``replicated`` and starts with it."""
+        the partition; given, the log is ``replicated`` and starts with it.
+        ``wants_rounds``: called with the log when it gets work for the
+        maintenance rounds (see :meth:`needs_rounds`), from whatever thread
+        gave it that work, possibly under the log's lock."""
         self.directory = directory
         self.topic = topic
         self.partition = partition
@@ -250,6 +254,7 @@ class PartitionLog:
         self.replicated = high_watermark is not None
         self._high_watermark = min(high_watermark or 0, loaded.log_end_offset)
         self._load_leader_epochs(rebuild_epochs)
+        self._wants_rounds = wants_rounds or (lambda partition_log: None)
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
@@ -284,6 +289,8 @@ class PartitionLog:
             self.config = config
             self._log_append_time = config.message_timestamp_type == TimestampType.LOG_APPEND_TIME
             self._segments[-1].set_limits(config)
+        if self.needs_rounds():  # a timed flush, say
+            self._wants_rounds(self)
 
     # offsets
 
@@ -781,24 +788,20 @@ class PartitionLog:
             duplicate=True,
         )
 
-    def maintenance_due(self, *, producers: bool) -> bool:
-        """Whether a maintenance round may find work here: segments besides the
-        active one (retention), rolled segments to fsync, unflushed records under
-        a timed flush (``flush.ms``), files waiting for deletion, and, with
-        ``producers``, idempotent producers to expire.
-
-        A first look, unlocked and without the clock, so that a round over
-        thousands of idle partitions holds the GIL briefly (a worker thread
-        holding it keeps the event loop waiting up to the switch interval); what
-        changes meanwhile is seen by the next round.
+    def needs_rounds(self) -> bool:
+        """Whether the maintenance rounds have work here, now or later: segments
+        besides the active one (retention), rolled segments to fsync, files
+        waiting for deletion, or a timed flush (``flush.ms``). A log that has
+        none is left out of the rounds until it tells ``wants_rounds`` again,
+        so that a round over thousands of idle partitions costs nothing (a
+        worker thread running Python keeps the event loop waiting for the GIL).
+        Read unlocked: what changes meanwhile calls ``wants_rounds``.
         """
-        offsets = self._offsets
         return bool(
             len(self._segments) > 1
-            or offsets.unsynced_rolls
-            or (offsets.unflushed_records and self.config.flush_interval_ms != NEVER)
+            or self._offsets.unsynced_rolls
             or self._deletions
-            or (producers and self._producers)
+            or self.config.flush_interval_ms != NEVER
         )
 
     def expire_producers(self) -> int:
@@ -843,6 +846,7 @@ class PartitionLog:
                 # written out and fsynced by the next flush or maintenance round
                 self._offsets.unsynced_rolls.append(_UnsyncedRoll(old, base))
                 self._roll_wanted = False
+            self._wants_rounds(self)
         log.info("%s-%d: rolled to segment %020d", self.topic, self.partition, base)
 
     @blocking
@@ -881,6 +885,7 @@ class PartitionLog:
         """Put rolls back, before any made since, for the next sync to take."""
         with self._lock:
             self._offsets.unsynced_rolls[:0] = rolls
+        self._wants_rounds(self)
 
     @blocking
     def roll(self) -> None:
@@ -959,6 +964,7 @@ class PartitionLog:
                 due = self.clock() + self.config.file_delete_delay_ms
                 for segment in doomed:
                     self._deletions.schedule(segment.mark_deleted(), due)
+                self._wants_rounds(self)
                 kept.trim_files()
                 kept.sync_log()
                 kept.sync_indexes()
@@ -1266,6 +1272,7 @@ class PartitionLog:
                     self._deletions.schedule(segment.mark_deleted(), due)
                 except OSError as exc:
                     raise self._fail("segment deletion", exc) from exc
+            self._wants_rounds(self)
             return doomed
 
     def _expired(self, segment: LogSegment, now: int) -> bool:
@@ -1333,6 +1340,7 @@ class PartitionLog:
             remove_copy(self.directory, base_offset)
             return False
         self._deletions.schedule(doomed, self.clock() + self.config.file_delete_delay_ms)
+        self._wants_rounds(self)
         try:
             fsync_dir(self.directory)
         except OSError as exc:  # swapped all the same; a crash before the next fsync is finished

@@ -87,6 +87,11 @@ class LogManager:
         self._lock = threading.Lock()  # of the maps above, held for lookups and swaps only
         self._create_lock = threading.Lock()  # one creation of a log at a time; before _lock
         self._checkpoint_lock = threading.Lock()  # one writer of the checkpoint files at a time
+        # the partitions whose logs have work for the maintenance rounds
+        # (PartitionLog.needs_rounds), and the lock of that set alone, held for
+        # its changes and never while a log's lock is taken
+        self._in_rounds: set[TopicPartition] = set()
+        self._rounds_lock = threading.Lock()
         self._deletions = DelayedDeletions()
         self.files = FileCache(open_files)  # shared by every log
         self.cleaner = cleaner
@@ -128,8 +133,11 @@ class LogManager:
                     files=self.files,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     high_watermark=high_watermarks.get(parsed),
+                    wants_rounds=self._wants_rounds,
                 )
                 self._dir_of[parsed] = log_dir
+                if self._logs[parsed].needs_rounds():  # loaded with several segments, say
+                    self._wants_rounds(self._logs[parsed])
                 if parsed in cleaned:
                     self._first_dirty[parsed] = cleaned[parsed]
             # From here on a crash must be noticed: the marker goes until the next clean stop.
@@ -260,10 +268,13 @@ class LogManager:
                 self.clock,
                 files=self.files,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
+                wants_rounds=self._wants_rounds,
             )
             with self._lock:
                 self._logs[key] = created
                 self._dir_of[key] = log_dir
+            if created.needs_rounds():  # under a timed flush, say
+                self._wants_rounds(created)
             return created
 
     @blocking
@@ -324,6 +335,15 @@ class LogManager:
             self._write_cleaner_checkpoint(log_dir)
         return stats
 
+    def _wants_rounds(self, partition_log: PartitionLog) -> None:
+        with self._rounds_lock:
+            self._in_rounds.add((partition_log.topic, partition_log.partition))
+
+    def partitions_in_rounds(self) -> list[TopicPartition]:
+        """The partitions the maintenance rounds go through, sorted."""
+        with self._rounds_lock:
+            return sorted(self._in_rounds)
+
     @blocking
     def run_maintenance(self, *, expire_producers: bool = True) -> None:
         """One round of the periodic work: retention, timed flushes, fsync of
@@ -331,18 +351,30 @@ class LogManager:
         expiry of producers silent for ``producer.id.expiration.ms``.
 
         The broker calls this from a background task; each log takes its own
-        lock only briefly, so appends carry on. Logs with nothing to do are
-        passed over after a first look (:meth:`PartitionLog.maintenance_due`).
+        lock only briefly, so appends carry on. Only the logs that said they
+        have work for the rounds (:meth:`PartitionLog.needs_rounds`) are gone
+        through, each until it has none left; the expiry of producers looks at
+        every log.
         """
-        for partition_log in self.all_logs():
-            if not partition_log.maintenance_due(producers=expire_producers):
-                continue
-            try:
-                partition_log.delete_old_segments()
-                partition_log.flush_if_due()
-                partition_log.remove_deleted_files()
-                if expire_producers:
+        with self._rounds_lock:
+            keys = list(self._in_rounds)
+        for key in keys:
+            partition_log = self._logs.get(key)
+            if partition_log is not None:
+                try:
+                    partition_log.delete_old_segments()
+                    partition_log.flush_if_due()
+                    partition_log.remove_deleted_files()
+                except StorageError as exc:
+                    log.error("maintenance of %r failed: %s", partition_log, exc)
+            with self._rounds_lock:  # the log in the map now (a new one, perhaps), asked again
+                current = self._logs.get(key)
+                if current is None or not current.needs_rounds():
+                    self._in_rounds.discard(key)
+        if expire_producers:
+            for partition_log in self.all_logs():
+                try:
                     partition_log.expire_producers()
-            except StorageError as exc:
-                log.error("maintenance of %r failed: %s", partition_log, exc)
+                except StorageError as exc:
+                    log.error("expiring the producers of %r failed: %s", partition_log, exc)
         self._deletions.remove_due(self.clock())

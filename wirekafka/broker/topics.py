@@ -146,6 +146,9 @@ class TopicManager:
         self.broker_id = broker_id
         self.max_partitions = max_partitions
         self._changes = threading.RLock()  # see _one_change_at_a_time
+        # each topic's log settings as last made (log_config): the broker's, the
+        # topic's own keys, and what came of them
+        self._log_configs: dict[str, tuple[LogConfig, dict[str, str], LogConfig]] = {}
 
     @blocking
     @_one_change_at_a_time
@@ -175,7 +178,21 @@ class TopicManager:
         return sorted(self.metadata.topics())
 
     def log_config(self, name: str) -> LogConfig:
-        return topic_log_config(self.config.log, self.metadata.topic(name))
+        """A topic's log settings: the broker's, with the topic's own keys. The same
+        object while neither changes, so that a log's settings are checked
+        against it by identity (:meth:`apply_log_configs`, every maintenance
+        round in ZooKeeper mode, for each partition)."""
+        topic = self.metadata.topic(name)
+        base = self.config.log
+        kept = self._log_configs.get(name)
+        if kept is not None and topic is not None and kept[0] is base and kept[1] == topic.configs:
+            return kept[2]
+        config = topic_log_config(base, topic)
+        if topic is None:
+            self._log_configs.pop(name, None)
+        else:
+            self._log_configs[name] = (base, dict(topic.configs), config)
+        return config
 
     def local_log(self, name: str, partition: int) -> PartitionLog | ErrorCode | None:
         """The partition's log if it is open here; an error for unknown partitions
@@ -487,7 +504,7 @@ class TopicManager:
                 continue
             if topic not in configs:
                 configs[topic] = self.log_config(topic)
-            if partition_log.config != configs[topic]:
+            if partition_log.config is not configs[topic]:  # changed, or equal but made apart
                 partition_log.reconfigure(configs[topic])
 
     @blocking

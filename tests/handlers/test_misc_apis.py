@@ -181,8 +181,11 @@ def test_a_client_asking_in_a_loop_does_not_fill_the_log(
         end_offsets(broker, 2, ("t", 0, 0))
     assert len(answers_told(caplog)) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS
     clock[0] += offset_for_leader_epoch.LOGGED_ANSWERS_WINDOW_S + 1
-    end_offsets(broker, 2, ("t", 0, 0))  # a new window
-    assert len(answers_told(caplog)) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 1
+    end_offsets(broker, 2, ("t", 0, 0), ("t", 0, 0))  # a new window
+    told = answers_told(caplog)
+    assert len(told) == offset_for_leader_epoch.MAX_LOGGED_ANSWERS + 2
+    assert told[-2].endswith(" (and 5 more since the last report)")
+    assert told[-1].endswith("ends at offset 0")  # nothing left out since told[-2]
 
 
 def test_offset_for_leader_epoch_v0_has_no_epoch_field(broker):

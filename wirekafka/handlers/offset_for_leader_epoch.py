@@ -30,7 +30,7 @@ import time
 
 from wirekafka.broker.context import BrokerContext
 from wirekafka.handlers.authorization import NOTHING_DENIED, cluster_authorized, denied_names
-from wirekafka.log_limiter import LogLimiter
+from wirekafka.log_limiter import LogLimiter, since_last
 from wirekafka.protocol.errors import ErrorCode
 from wirekafka.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -114,14 +114,16 @@ def _log_answers(
 ) -> None:
     for asked_topic, answered_topic in zip(body.topics, response.topics, strict=True):
         for asked, answer in zip(asked_topic.partitions, answered_topic.partitions, strict=True):
-            if answers_logged.allow() is None:
-                return
+            left_out = answers_logged.allow()
+            if left_out is None:
+                continue  # counted, and told with the next line let through
             log.info(
                 "%s-%d: OffsetForLeaderEpoch from client %s at %s for epoch %d (its current "
-                "leader epoch %d): %s",
+                "leader epoch %d): %s%s",
                 asked_topic.topic, asked.partition, request.header.client_id,
                 request.client_host, asked.leader_epoch, asked.current_leader_epoch,
                 f"epoch {answer.leader_epoch} ends at offset {answer.end_offset}"
                 if answer.error_code == ErrorCode.NONE
                 else ErrorCode(answer.error_code).name,
+                since_last(left_out),
             )  # fmt: skip

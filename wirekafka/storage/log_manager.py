@@ -136,8 +136,7 @@ class LogManager:
                     wants_rounds=self._wants_rounds,
                 )
                 self._dir_of[parsed] = log_dir
-                if self._logs[parsed].needs_rounds():  # loaded with several segments, say
-                    self._wants_rounds(self._logs[parsed])
+                self._rounds_if_needed(self._logs[parsed])  # loaded with several segments, say
                 if parsed in cleaned:
                     self._first_dirty[parsed] = cleaned[parsed]
             # From here on a crash must be noticed: the marker goes until the next clean stop.
@@ -273,8 +272,7 @@ class LogManager:
             with self._lock:
                 self._logs[key] = created
                 self._dir_of[key] = log_dir
-            if created.needs_rounds():  # under a timed flush, say
-                self._wants_rounds(created)
+            self._rounds_if_needed(created)  # under a timed flush, say
             return created
 
     @blocking
@@ -338,6 +336,13 @@ class LogManager:
     def _wants_rounds(self, partition_log: PartitionLog) -> None:
         with self._rounds_lock:
             self._in_rounds.add((partition_log.topic, partition_log.partition))
+
+    def _rounds_if_needed(self, partition_log: PartitionLog) -> None:
+        """Put a log just placed in the map into the rounds if it has work for them
+        already (only once it is in the map: a round drops a partition it finds
+        no log of)."""
+        if partition_log.needs_rounds():
+            self._wants_rounds(partition_log)
 
     def partitions_in_rounds(self) -> list[TopicPartition]:
         """The partitions the maintenance rounds go through, sorted."""

@@ -190,10 +190,14 @@ def _produce_when_room(
             ) from exc
 
 
+def _mb_per_s(records_per_s: float, record_size_bytes: int) -> float:
+    return records_per_s * record_size_bytes / BYTES_PER_MB
+
+
 def _progress_text(deliveries: _Deliveries, args: argparse.Namespace, elapsed_s: float) -> str:
     delivered = deliveries.delivered
     records_per_s = per_second(delivered, elapsed_s)
-    mb_per_s = records_per_s * args.record_size / BYTES_PER_MB
+    mb_per_s = _mb_per_s(records_per_s, args.record_size)
     line = (
         f"{delivered}/{args.num_records} records sent, "
         f"{records_per_s:,.1f} msg/s, {mb_per_s:.2f} MB/s"
@@ -221,7 +225,7 @@ class _Summary:
 
     @property
     def mb_per_s(self) -> float:
-        return self.records_per_s * self.record_size_bytes / BYTES_PER_MB
+        return _mb_per_s(self.records_per_s, self.record_size_bytes)
 
     @property
     def records_failed(self) -> int:
@@ -229,6 +233,7 @@ class _Summary:
 
     def to_json(self, topic: str) -> dict[str, object]:
         latency = self.latency
+        records_per_s = round(self.records_per_s, 3)
         latency_fields: dict[str, float | None] = {
             "latency_avg_ms": latency.avg_ms if latency else None,
             "latency_max_ms": latency.max_ms if latency else None,
@@ -248,8 +253,9 @@ class _Summary:
                 for name, code, count in self.failures
             ],
             "elapsed_s": round(self.elapsed_s, 6),
-            "records_per_s": round(self.records_per_s, 3),
-            "mb_per_s": round(self.mb_per_s, 6),
+            "records_per_s": records_per_s,
+            # of the rate as given above, so that the two fields agree exactly
+            "mb_per_s": round(_mb_per_s(records_per_s, self.record_size_bytes), 6),
             **{key: None if ms is None else round(ms, 3) for key, ms in latency_fields.items()},
         }
 

@@ -501,6 +501,71 @@ def test_batches_of_known_layouts_are_refused_exactly_where_the_walk_refuses_the
             check_small(bytes(bad))
 
 
+# A batch of a size and count not seen before is first checked as the runs its size
+# predicts (validate._predicted_runs): the first record's layout, offset deltas a
+# byte wider from the 65th record, timestamp deltas a byte wider from where the
+# size says.
+
+
+def widening(count: int, widened: int) -> list[bytes]:
+    """Records of uniform()'s layout whose timestamp deltas take a second byte from
+    the ``widened``-th record on."""
+    return [
+        record_bytes(
+            i, key=b"key1", value=bytes([i % 251]) * 50, timestamp_delta=i + 64 * (i >= widened)
+        )
+        for i in range(count)
+    ]
+
+
+def all_four_layouts_seen() -> None:
+    """The walk learns uniform()'s layout with one- and two-byte offset and timestamp
+    deltas, each way round."""
+    layouts_seen()  # (1, 1), (1, 2) and (2, 2) bytes of timestamp and offset deltas
+    check_small(batch_of(b"".join(widening(40, 20)), 40))  # (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("count", "widened"),
+    [(1, 1), (2, 1), (50, 50), (50, 1), (50, 10), (64, 63), (65, 64), (65, 65),
+     (90, 64), (90, 30), (90, 80), (90, 1), (256, 200), (300, 100)],
+)  # fmt: skip
+def test_a_batch_not_seen_before_is_checked_as_the_runs_its_size_predicts(
+    monkeypatch: pytest.MonkeyPatch, count: int, widened: int
+) -> None:
+    all_four_layouts_seen()
+    monkeypatch.setattr(validate, "_plans", {})  # no batch of this size and count seen
+
+    def looked_for(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the runs were looked for, not predicted")
+
+    monkeypatch.setattr(validate, "_run_length", looked_for)
+    records = widening(count, widened)
+    largest = (count - 1) + 64 * (count > widened)
+    batch = batch_of(b"".join(records), count)
+    assert known_records(batch) == largest
+    check_small(batch)
+
+
+@pytest.mark.parametrize("fault", RUN_FAULTS)
+@pytest.mark.parametrize("victim", [0, 1, 29, 30, 63, 64, 89])
+def test_a_predicted_run_is_checked_in_every_record(fault: str, victim: int) -> None:
+    """90 records, timestamp deltas a byte wider from the 31st, offset deltas from the
+    65th: three runs predicted, one byte of one record changed."""
+    all_four_layouts_seen()
+    records = widening(90, 30)
+    broken = bytearray(records[victim])
+    broken[field_at(records[victim], fault)] ^= (
+        0x80 if fault in ("attributes", "timestamp") else 0x02
+    )
+    records[victim] = bytes(broken)
+    joined = b"".join(records)
+    predicted = validate._predicted_runs(joined, 90, False)
+    assert predicted is None or validate._largest_if_held(joined, predicted) is None
+    error = refused_small(batch_of(joined, 90))
+    assert error.error_code == ErrorCode.INVALID_RECORD
+
+
 @pytest.mark.parametrize("count", [3, 50])
 def test_a_batch_of_the_same_size_and_count_in_another_layout_passes(count: int) -> None:
     layout_seen(count)

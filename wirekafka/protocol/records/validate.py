@@ -40,6 +40,10 @@ all have such layouts (a producer's next batch, mostly, whatever its record
 count) is checked as runs of them at once, the first record of each run too,
 without reading any record on its own (:func:`_known_records`): where the
 offset deltas or the timestamp deltas widen, a run of the next layout begins.
+Where that is can mostly be told without looking: the offset deltas widen at
+the 65th record, and the timestamp deltas, growing, where the batch's size
+says, so such a batch is first checked as the runs so predicted
+(:func:`_predicted_runs`), then as the runs found looking for where each ends.
 
 The check is sans-IO and resumable: :meth:`BatchCheck.run` stops at a
 deadline, and the caller can finish it later (in a worker thread, so that a
@@ -712,15 +716,14 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
     key = (len(records), count, keys_required)
     plan = _plans.get(key)
     if plan is not None:
-        largest = _NO_DELTA
-        for pos, stop, check, columns in plan:
-            timestamps = _holds(records, pos, stop, check, columns)
-            if timestamps is None:
-                break
-            delta = _largest_delta(timestamps)
-            if delta > largest:
-                largest = delta
-        else:
+        largest = _largest_if_held(records, plan)
+        if largest is not None:
+            return largest
+    predicted = _predicted_runs(records, count, keys_required)
+    if predicted is not None:
+        largest = _largest_if_held(records, predicted)
+        if largest is not None:
+            _keep_plan(key, count, predicted)
             return largest
     runs: Plan = []
     pos, end = 0, len(records)
@@ -729,22 +732,15 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
     while index < count:
         if pos >= end or index >= _OFFSET_DELTA_LIMITS[-1]:
             return None
-        raw = records[pos]
-        body = pos + 1
-        if raw >= 0x80:
-            if body >= end or records[body] >= 0x80:
-                return None
-            raw = (raw & 0x7F) | (records[body] << 7)
-            body += 1
-        last = body + 1  # the timestamp delta's last byte
-        while last < end and records[last] >= 0x80 and last <= body + _MAX_RUN_TIMESTAMP_WIDTH:
-            last += 1
-        size = body - pos + ((raw >> 1) ^ -(raw & 1))
+        shape = _record_shape(records, pos, end)
+        if shape is None:
+            return None
+        size, timestamp_width = shape
         # the width a minimal offset delta takes at this place
         delta_width = (
             1 if index < _OFFSET_DELTA_LIMITS[0] else 2 if index < _OFFSET_DELTA_LIMITS[1] else 3
         )
-        known = _known_layouts.get((size, last - body, delta_width, keys_required))
+        known = _known_layouts.get((size, timestamp_width, delta_width, keys_required))
         if known is None:
             return None
         run, delta, columns = _run_length(
@@ -759,11 +755,91 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         pos += run * size
     if pos != end:
         return None
+    _keep_plan(key, count, runs)
+    return largest
+
+
+def _record_shape(records: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    """The size of the record at ``pos`` as its length varint gives it, and how many
+    bytes its timestamp delta's varint takes (up to one past a run's widest); None
+    if its length varint takes more than two bytes."""
+    raw = records[pos]
+    body = pos + 1
+    if raw >= 0x80:
+        if body >= end or records[body] >= 0x80:
+            return None
+        raw = (raw & 0x7F) | (records[body] << 7)
+        body += 1
+    last = body + 1  # the timestamp delta's last byte
+    while last < end and records[last] >= 0x80 and last <= body + _MAX_RUN_TIMESTAMP_WIDTH:
+        last += 1
+    return body - pos + ((raw >> 1) ^ -(raw & 1)), last - body
+
+
+def _keep_plan(key: tuple[int, int, bool], count: int, runs: Plan) -> None:
     if count <= _MAX_PLANNED_RECORDS:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         _plans[key] = runs
+
+
+def _largest_if_held(records: bytes, runs: Plan) -> int | None:
+    """The largest timestamp delta of the records, if they are the runs ``runs`` says
+    (:func:`_holds`); else None."""
+    largest = _NO_DELTA
+    for pos, stop, check, columns in runs:
+        timestamps = _holds(records, pos, stop, check, columns)
+        if timestamps is None:
+            return None
+        delta = _largest_delta(timestamps)
+        if delta > largest:
+            largest = delta
     return largest
+
+
+def _predicted_runs(records: bytes, count: int, keys_required: bool) -> Plan | None:
+    """The runs a batch's records would be in if they all had the first record's
+    layout but for the widths of their deltas, as a producer's records mostly
+    have: the offset deltas take a second byte from the 65th record on, and
+    the timestamp deltas, growing, take one byte more than the first record's
+    from some record on, which the batch's size tells. None if the batch's size
+    cannot be so, or a layout is not known. A guess, to be checked
+    (:func:`_largest_if_held`): a plan found without looking for where each run
+    ends (:func:`_run_length`), for the many batches of sizes and counts not
+    seen before that a producer sends to many partitions."""
+    end = len(records)
+    if not end or count > _OFFSET_DELTA_LIMITS[1]:
+        return None
+    shape = _record_shape(records, 0, end)
+    if shape is None:
+        return None
+    first_size, first_width = shape
+    one_byte = _OFFSET_DELTA_LIMITS[0]  # records from this one on have two-byte offset deltas
+    wider = end - count * first_size - (count - one_byte if count > one_byte else 0)
+    if not 0 <= wider < count:
+        return None
+    widened = count - wider  # the first record whose timestamp delta takes a byte more
+    runs: Plan = []
+    index = pos = 0
+    while index < count:
+        wide_timestamp = index >= widened
+        wide_delta = index >= one_byte
+        next_cut = count
+        if not wide_delta and one_byte < next_cut:
+            next_cut = one_byte
+        if not wide_timestamp and widened < next_cut:
+            next_cut = widened
+        size = first_size + wide_timestamp + wide_delta
+        check = _known_layouts.get(
+            (size, first_width + wide_timestamp, 1 + wide_delta, keys_required)
+        )
+        if check is None:
+            return None
+        run = next_cut - index
+        stop = pos + run * size
+        runs.append((pos, stop, check, _columns(check, index, run, keep=True)))
+        index, pos = next_cut, stop
+    return runs
 
 
 class BatchCheck:

@@ -719,10 +719,11 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         largest = _largest_if_held(records, plan)
         if largest is not None:
             return largest
-    predicted = _predicted_runs(records, count, keys_required)  # as cheap as a kept plan
+    predicted = _predicted_runs(records, count, keys_required)
     if predicted is not None:
         largest = _largest_if_held(records, predicted)
         if largest is not None:
+            _keep_plan(key, count, predicted)
             return largest
     runs: Plan = []
     pos, end = 0, len(records)
@@ -754,10 +755,7 @@ def _known_records(records: bytes, count: int, keys_required: bool) -> int | Non
         pos += run * size
     if pos != end:
         return None
-    if count <= _MAX_PLANNED_RECORDS:
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
-        _plans[key] = runs
+    _keep_plan(key, count, runs)
     return largest
 
 
@@ -776,6 +774,13 @@ def _record_shape(records: bytes, pos: int, end: int) -> tuple[int, int] | None:
     while last < end and records[last] >= 0x80 and last <= body + _MAX_RUN_TIMESTAMP_WIDTH:
         last += 1
     return body - pos + ((raw >> 1) ^ -(raw & 1)), last - body
+
+
+def _keep_plan(key: tuple[int, int, bool], count: int, runs: Plan) -> None:
+    if count <= _MAX_PLANNED_RECORDS:
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[key] = runs
 
 
 def _largest_if_held(records: bytes, runs: Plan) -> int | None:

@@ -318,19 +318,30 @@ class AdminPeer:
             )
         )
 
+    def create(
+        self,
+        topic: str,
+        partitions: int = 1,
+        configs: Mapping[str, str] | None = None,
+        timeout_s: float = TOPIC_TIMEOUT_S,
+    ) -> AdminClient:
+        """Create ``topic`` and wait until it is :meth:`ready`; the admin client that did."""
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
+        new = NewTopic(topic, partitions, self.replication_factor, config=dict(configs or {}))
+        for future in admin.create_topics([new], request_timeout=timeout_s).values():
+            future.result(timeout_s)
+        wait_for(
+            lambda: self.ready(admin, topic, partitions),
+            f"a leader and a full ISR for each partition of {topic}",
+            timeout_s,
+        )
+        return admin
+
     @contextlib.contextmanager
     def serving(
         self, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
     ) -> Iterator[tuple[str, Pids]]:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
-        new = NewTopic(topic, partitions, self.replication_factor, config=dict(configs or {}))
-        for future in admin.create_topics([new]).values():
-            future.result(TOPIC_TIMEOUT_S)
-        wait_for(
-            lambda: self.ready(admin, topic, partitions),
-            f"a leader and a full ISR for each partition of {topic}",
-            TOPIC_TIMEOUT_S,
-        )
+        admin = self.create(topic, partitions, configs)
         try:
             yield self.bootstrap, self.pids
         finally:
@@ -862,15 +873,7 @@ def add_idle_partitions(peer: AdminPeer, count: int) -> None:
     """A topic of ``count`` partitions that nothing writes to (``idle``), kept for the
     whole run, so that every row runs on a broker holding that many more
     partitions: what the broker does for each of them in the background shows."""
-    admin = AdminClient({"bootstrap.servers": peer.bootstrap, "log_level": 3})
-    topic = NewTopic(IDLE_TOPIC, count, peer.replication_factor)
-    for future in admin.create_topics([topic], request_timeout=IDLE_TOPIC_TIMEOUT_S).values():
-        future.result(IDLE_TOPIC_TIMEOUT_S)
-    wait_for(
-        lambda: peer.ready(admin, IDLE_TOPIC, count),
-        f"a leader for each of the {count} idle partitions",
-        IDLE_TOPIC_TIMEOUT_S,
-    )
+    peer.create(IDLE_TOPIC, count, timeout_s=IDLE_TOPIC_TIMEOUT_S)
     os.sync()  # their files written out now, not by the kernel's writeback during the rows
 
 

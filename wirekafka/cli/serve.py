@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -71,6 +72,7 @@ async def _serve(broker: BrokerConfig) -> None:
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             endpoint = await nursery.start(server.serve)
+            settle_heap()
             data_dirs = ",".join(str(d.resolve()) for d in broker.log_dirs)
             metrics = f", metrics on {server.metrics_url}" if server.metrics_url else ""
             print(
@@ -81,6 +83,22 @@ async def _serve(broker: BrokerConfig) -> None:
             async for _ in signals:
                 server.request_stop()
                 break
+
+
+def settle_heap() -> None:
+    """Collect once, then leave what is left out of later collections: called
+    once the broker serves, so its modules and the logs loaded at startup.
+
+    A full collection walks every object the collector tracks, holding the
+    GIL: ~50,000 once the broker has imported its modules, ~385,000 with
+    9,000 partitions loaded. In a broker under load a walk of the ~50,000
+    took 56-260 ms (a stall every client sees; the same walk in a fresh
+    process takes ~10 ms). Frozen objects are not walked again. Nor can they
+    be freed as part of a reference cycle: a log loaded at startup whose topic
+    is deleted later keeps its few dozen objects until the broker stops.
+    Objects made after startup are collected as usual."""
+    gc.collect()
+    gc.freeze()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -70,8 +70,9 @@ Rows (``--row``, default all):
   latency mode, a consumer reading the topic (``-C -l``) while a producer
   writes 100-byte records stamped with the wall clock at 10,000 msg/s
   (``-P -l -r 10000``, acks=1, librdkafka's default linger.ms=5); p50 and
-  p99 of the consumer's per-record latencies (``-A``), and CPU per record at
-  that rate;
+  p99 of the consumer's per-record latencies (``-A``), the largest (the
+  largest of all runs in the table of medians: a rare stall of the broker
+  shows there first), and CPU per record at that rate;
 * ``latency-10k-linger-0``: the same with linger.ms=0, so nearly every record
   is a request of its own (10,000 produce requests a second);
 * ``rss-10g``: wirekafka's memory while 10 GB flow through it: 1M records of
@@ -185,6 +186,7 @@ class Result:
     rss_mb: tuple[float, float, float] | None = None  # the broker's: at the start, max, at the end
     load_cpu_s: float | None = None  # the load generator's (librdkafka's producer rows)
     round_trip_ms: float | None = None  # its average produce round trip (the same rows)
+    max_ms: float | None = None  # the largest latency (the latency rows)
 
     @property
     def load_cpu_us_per_message(self) -> float | None:
@@ -581,7 +583,7 @@ def latency_row(
         requests = producer + reader if producer and reader else None
         return Result(
             count, produced_rate, produced_rate * size / 1e6, requests, cpu,
-            quantiles[49], quantiles[98],
+            quantiles[49], quantiles[98], max_ms=max(samples),
         )  # fmt: skip
 
     return measure
@@ -810,7 +812,8 @@ def figure(result: Result, unit: str) -> str:
     if unit == "msg/s, MB/s":
         return f"{result.rate:,.0f} msg/s, {result.mb_s:,.1f} MB/s"
     if unit == "ms":
-        return f"{result.p50_ms:.1f}/{result.p99_ms:.1f} ms"
+        largest = "" if result.max_ms is None else f" (max {result.max_ms:.1f})"
+        return f"{result.p50_ms:.1f}/{result.p99_ms:.1f} ms{largest}"
     if unit == "RSS":
         assert result.rss_mb is not None
         start, peak, end = result.rss_mb
@@ -866,6 +869,7 @@ def median_result(results: Sequence[Result]) -> Result:
         ),
         load,
         med([r.round_trip_ms for r in results]),
+        max((r.max_ms for r in results if r.max_ms is not None), default=None),
     )
 
 

@@ -7,6 +7,7 @@ import json
 from tools.bench_peers import (
     Result,
     delivered_all,
+    figure,
     median_result,
     rdkafka_requests,
     rdkafka_round_trip_ms,
@@ -81,3 +82,17 @@ def test_the_median_of_runs_keeps_the_round_trip():
     assert median_result(runs).round_trip_ms == 2.0
     unknown = Result(1_000, 1000.0, 0.1, None, 0.001)  # a run without statistics
     assert median_result([runs[0], unknown]).round_trip_ms == 3.0
+
+
+def test_the_latency_rows_show_the_largest_latency_of_all_runs():
+    runs = [
+        Result(1_000, 1000.0, 0.1, None, 0.001, p50_ms=0.9, p99_ms=p99, max_ms=largest)
+        for p99, largest in ((5.0, 12.0), (4.0, 110.0), (6.0, 9.0))
+    ]
+    assert figure(runs[1], "ms") == "0.9/4.0 ms (max 110.0)"
+    median = median_result(runs)
+    assert (median.p99_ms, median.max_ms) == (5.0, 110.0)  # one run's stall is not voted away
+    assert figure(median, "ms") == "0.9/5.0 ms (max 110.0)"
+    without = Result(1_000, 1000.0, 0.1, None, 0.001, p50_ms=0.9, p99_ms=5.0)
+    assert figure(without, "ms") == "0.9/5.0 ms"
+    assert median_result([without]).max_ms is None

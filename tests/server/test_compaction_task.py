@@ -4,7 +4,7 @@ its partition; the other partitions are compacted and the task goes on."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import trio
@@ -16,8 +16,6 @@ from wirekafka.server.broker import Broker
 @dataclass
 class FakeLog:
     name: str
-    config: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(compact=True))
-    segments: list[int] = field(default_factory=lambda: [0, 1])
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.name})"
@@ -29,7 +27,7 @@ class FakeLogs:
         self.failures = failures
         self.cleaned: list[str] = []
 
-    def all_logs(self) -> list[FakeLog]:
+    def logs_to_compact(self) -> list[FakeLog]:
         return self.logs
 
     def clean(self, partition_log: FakeLog) -> None:

@@ -185,6 +185,38 @@ def write_keys(log, clock, rounds):
         log.append(bytearray(encode_batch([record])))
 
 
+def test_compaction_passes_look_at_the_logs_of_compacted_topics_alone(tmp_path):
+    clock = FakeClock()
+    compact = LogConfig(segment_bytes=2000, cleanup_policy=frozenset({"compact"}))
+    plain = LogConfig(segment_bytes=2000)
+
+    def configs(topic):
+        return compact if topic.startswith("c") else plain
+
+    def started():
+        m = LogManager([tmp_path], plain, clock, broker_id=1, topic_config=configs)
+        m.startup()
+        return m
+
+    m = started()
+    compacted, deleting, one_segment = (m.get_or_create_log(t, 0) for t in ("c1", "p1", "c2"))
+    for log in (compacted, deleting):
+        write_keys(log, clock, 60)
+    assert len(compacted.segments) > 1 and len(deleting.segments) > 1
+    assert len(one_segment.segments) == 1  # nothing a pass could clean yet
+    assert m.logs_to_compact() == [compacted]
+    m.reconfigure(deleting, compact)  # its cleanup.policy altered
+    assert sorted(log.topic for log in m.logs_to_compact()) == ["c1", "p1"]
+    assert deleting.config is compact
+    m.reconfigure(compacted, plain)
+    assert m.logs_to_compact() == [deleting]
+    m.delete_log("p1", 0)
+    assert m.logs_to_compact() == []
+    m.shutdown()
+    again = started()  # loaded with its topic's config
+    assert [log.topic for log in again.logs_to_compact()] == ["c1"]
+
+
 def test_compaction_passes_are_checkpointed_in_cleaner_offset_checkpoint(tmp_path):
     clock = FakeClock()
     m = compacted_manager(tmp_path, clock)

@@ -406,11 +406,10 @@ class Broker:
         logs = self.context.logs
         while True:
             await trio.sleep(self.config.log_cleaner_backoff_ms / 1000)
-            for partition_log in logs.all_logs():
-                if partition_log.config.compact and len(partition_log.segments) > 1:
-                    try:
-                        await run_blocking(LOG_DIRS, logs.clean, partition_log)
-                    except (StorageError, OSError) as exc:  # the next pass tries again
-                        log.error("compaction of %r failed: %s", partition_log, exc)
-                    except Exception:  # a bug, or data nothing expected: not fatal either
-                        log.exception("compaction of %r failed", partition_log)
+            for partition_log in logs.logs_to_compact():
+                try:
+                    await run_blocking(LOG_DIRS, logs.clean, partition_log)
+                except (StorageError, OSError) as exc:  # the next pass tries again
+                    log.error("compaction of %r failed: %s", partition_log, exc)
+                except Exception:  # a bug, or data nothing expected: not fatal either
+                    log.exception("compaction of %r failed", partition_log)

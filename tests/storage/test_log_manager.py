@@ -205,10 +205,10 @@ def test_compaction_passes_look_at_the_logs_of_compacted_topics_alone(tmp_path):
     assert len(compacted.segments) > 1 and len(deleting.segments) > 1
     assert len(one_segment.segments) == 1  # nothing a pass could clean yet
     assert m.logs_to_compact() == [compacted]
-    m.reconfigure(deleting, compact)  # its cleanup.policy altered
+    deleting.reconfigure(compact)  # its cleanup.policy altered
     assert sorted(log.topic for log in m.logs_to_compact()) == ["c1", "p1"]
     assert deleting.config is compact
-    m.reconfigure(compacted, plain)
+    compacted.reconfigure(plain)
     assert m.logs_to_compact() == [deleting]
     m.delete_log("p1", 0)
     assert m.logs_to_compact() == []

@@ -505,7 +505,7 @@ class TopicManager:
             if topic not in configs:
                 configs[topic] = self.log_config(topic)
             if partition_log.config is not configs[topic]:  # changed, or equal but made apart
-                self.logs.reconfigure(partition_log, configs[topic])
+                partition_log.reconfigure(configs[topic])
 
     @blocking
     @_one_change_at_a_time

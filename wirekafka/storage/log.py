@@ -190,12 +190,14 @@ class PartitionLog:
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
         high_watermark: int | None = None,
         wants_rounds: Callable[[PartitionLog], None] | None = None,
+        reconfigured: Callable[[PartitionLog], None] | None = None,
     ) -> None:
         """``high_watermark``: the one ``replication-offset-checkpoint`` holds for
         the partition; given, the log is ``replicated`` and starts with it.
         ``wants_rounds``: called with the log when it gets work for the
         maintenance rounds (see :meth:`needs_rounds`), from whatever thread
-        gave it that work, possibly under the log's lock."""
+        gave it that work, possibly under the log's lock. ``reconfigured``:
+        called with the log after each :meth:`reconfigure`, outside its lock."""
         self.directory = directory
         self.topic = topic
         self.partition = partition
@@ -255,6 +257,7 @@ class PartitionLog:
         self._high_watermark = min(high_watermark or 0, loaded.log_end_offset)
         self._load_leader_epochs(rebuild_epochs)
         self._wants_rounds = wants_rounds or (lambda partition_log: None)
+        self._reconfigured = reconfigured or (lambda partition_log: None)
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
@@ -291,6 +294,7 @@ class PartitionLog:
             self._segments[-1].set_limits(config)
         if self.needs_rounds():  # a timed flush, say
             self._wants_rounds(self)
+        self._reconfigured(self)
 
     # offsets
 

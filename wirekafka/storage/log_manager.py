@@ -137,6 +137,7 @@ class LogManager:
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     high_watermark=high_watermarks.get(parsed),
                     wants_rounds=self._wants_rounds,
+                    reconfigured=self._policy_may_have_changed,
                 )
                 self._dir_of[parsed] = log_dir
                 self._note_policy(parsed, self._logs[parsed])
@@ -272,6 +273,7 @@ class LogManager:
                 files=self.files,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
                 wants_rounds=self._wants_rounds,
+                reconfigured=self._policy_may_have_changed,
             )
             with self._lock:
                 self._logs[key] = created
@@ -304,9 +306,8 @@ class LogManager:
         self._deletions.schedule([doomed], self.clock() + delay)
         return True
 
-    def reconfigure(self, partition_log: PartitionLog, config: LogConfig) -> None:
-        """Give a log a topic's changed config (see :meth:`PartitionLog.reconfigure`)."""
-        partition_log.reconfigure(config)
+    def _policy_may_have_changed(self, partition_log: PartitionLog) -> None:
+        """A log took a changed config (its ``reconfigured`` callback)."""
         key = (partition_log.topic, partition_log.partition)
         with self._lock:
             if self._logs.get(key) is partition_log:

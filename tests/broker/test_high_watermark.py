@@ -29,6 +29,7 @@ class Cache:
 
     def __init__(self, state: PartitionState) -> None:
         self.state, self.version = state, 0
+        self.generation = 0
 
     def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
         return self.state, self.version
@@ -39,7 +40,12 @@ class Cache:
         return None
 
     def move(self, state: PartitionState) -> None:
-        self.state, self.version = state, self.version + 1
+        self.put(state, self.version + 1)
+
+    def put(self, state: PartitionState, version: int) -> None:
+        """The cache holds ``state`` at ``version`` now (a new generation)."""
+        self.state, self.version = state, version
+        self.generation += 1
 
 
 class Logs:
@@ -229,10 +235,10 @@ class FailingCache(Cache):
                 self.zookeeper = changed
             raise ConnectionError("ZooKeeper went away")
         if expected_version != version:
-            self.state, self.version = self.zookeeper  # refreshed
+            self.put(*self.zookeeper)  # refreshed
             return None
         self.zookeeper = changed
-        self.state, self.version = changed
+        self.put(*changed)
         return self.version
 
 

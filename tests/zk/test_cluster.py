@@ -17,6 +17,7 @@ import trio.testing
 from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from wirekafka import worker_threads
 from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
@@ -577,3 +578,53 @@ def test_rounds_run_at_once_then_when_asked_and_as_a_safety_net(
         26.0,
         26.0 + RETRY_SECONDS,
     ]
+
+
+def test_a_round_that_reads_nothing_new_keeps_the_cache_and_its_generation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most rounds (every REFRESH_SECONDS, or a watch on a znode written back as it
+    was) find the cluster as it was: the cache stays the same object and its
+    generation does not move, so that readers need not go through it again (the
+    replica manager's roles). A change read, or one the broker made, moves it."""
+
+    async def on_the_loop(_pool: object, function: Callable[[], Any]) -> Any:
+        return function()
+
+    monkeypatch.setattr("wirekafka.zk.cluster.run_blocking", on_the_loop)
+    client = topic_client()
+    register(client, 0, 1)
+    client.create("/controller", ControllerZNode.encode(1))  # another broker controls
+    client.create("/brokers/topics/t", b'{"partitions":{"0":[0,1]}}')
+    client.create(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 0, (0, 1), 2)),
+                  makepath=True)  # fmt: skip
+    cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
+    seen: list[tuple[int, _Snapshot]] = []
+
+    async def scenario() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cluster.run)
+            await trio.sleep(1)  # the first round
+            seen.append((cluster.generation, cluster._snapshot))
+            await trio.sleep(2 * REFRESH_SECONDS)  # two rounds that read the same
+            seen.append((cluster.generation, cluster._snapshot))
+            client.set(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 2)))
+            cluster._rounds.ask_on_loop()  # the watch on the state fires
+            await trio.sleep(1)
+            seen.append((cluster.generation, cluster._snapshot))
+            cluster.refresh()  # as the broker's own changes publish the cache
+            seen.append((cluster.generation, cluster._snapshot))
+            nursery.cancel_scope.cancel()
+
+    # the rounds run on the loop here (the mock clock would jump while a thread reads)
+    checked = worker_threads.blocking_check()
+    worker_threads.set_blocking_check("off")
+    try:
+        trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))
+    finally:
+        worker_threads.set_blocking_check(checked)
+    (first, cache), (later, same), (changed, shrunk), (published, _) = seen
+    assert cache.states[("t", 0)][0].isr == (0, 1)
+    assert (later, same) == (first, cache) and same is cache
+    assert changed == first + 1 and shrunk.states[("t", 0)][0].isr == (0,)
+    assert published == changed + 1

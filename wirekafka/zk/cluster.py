@@ -175,6 +175,9 @@ class ZkCluster:
         self._rounds = WatchRounds(trio_token)
         self._watch = self._rounds.ask
         self._changes = 0  # changes of the cache made by this broker, counted on the loop
+        # Moves (on the loop) whenever the cache's content changes: a reader that saw
+        # the same generation sees the same cache, and need not look through it again.
+        self.generation = 0
         self._controller_epoch = 0
         # Brokers in controlled shutdown, as this broker's controller knows them:
         # id -> (broker epoch, when marked: time.monotonic()). Worker threads replace
@@ -202,7 +205,9 @@ class ZkCluster:
             snapshot = await run_blocking(METADATA, self._round)
             if self._changes != changes:  # a change of this broker's landed meanwhile
                 return False
-            self._snapshot = snapshot
+            if snapshot is not self._snapshot:
+                self._snapshot = snapshot
+                self.generation += 1
             return True
 
         await self._rounds.run(
@@ -217,9 +222,11 @@ class ZkCluster:
         self._elect()
         if self._snapshot.controller_id == self.broker_id:
             self._control()
+        current = self._snapshot
         snapshot = self._read()
         self._forget_shutdowns(snapshot.broker_epochs, started)
-        return snapshot
+        # the same content keeps the same cache (and generation): most rounds change nothing
+        return current if snapshot == current else snapshot
 
     @blocking
     def stop(self) -> None:
@@ -234,6 +241,7 @@ class ZkCluster:
         def apply() -> None:
             self._snapshot = change(self._snapshot)
             self._changes += 1
+            self.generation += 1
             self._rounds.ask_on_loop()
 
         run_on_loop(self._token, apply)

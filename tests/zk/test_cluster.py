@@ -628,3 +628,44 @@ def test_a_round_that_reads_nothing_new_keeps_the_cache_and_its_generation(
     assert (later, same) == (first, cache) and same is cache
     assert changed == first + 1 and shrunk.states[("t", 0)][0].isr == (0,)
     assert published == changed + 1
+
+
+class CountingClient(VersionedClient):
+    """A VersionedClient that records the znodes read."""
+
+    def __init__(self, *paths: str) -> None:
+        super().__init__(*paths)
+        self.read: list[str] = []
+
+    def get(self, path: str, **options: Any) -> tuple[bytes, Any]:
+        self.read.append(path)
+        return super().get(path, **options)
+
+
+def test_the_controller_decides_from_the_cached_states_and_reads_only_those_missing():
+    """A round's control pass costs no read per partition: the cache's states were
+    read with watches. A stale one is written at its version only, so the write of
+    a state changed since fails and is left for the next round."""
+    client = CountingClient(*topic_client().nodes)
+    cluster = cluster_of(client, [0, 1])
+    register(client, 0, 1)
+    cluster.create_topic("t", 2, 2, {})
+    client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[0,1],"1":[1,0]}}'
+    controlled(client, cluster)  # the first states, read back into the cache
+    del client.nodes["/brokers/ids/1"]  # broker 1 goes: t-1 moves to 0, both ISRs shrink
+    other = "/brokers/topics/t/partitions/1/state"
+    client.versions[other] += 1  # t-1's state changed since the cache read it
+    client.read.clear()
+    cluster._control()
+    assert not [path for path in client.read if path.endswith("/state")]
+    assert TopicPartitionStateZNode.decode(client.nodes[STATE]) == PartitionState(0, 1, (0,), 2)
+    assert client.versions[other] == 1  # stale: not written
+    cluster._snapshot = cluster._read()  # the next round reads it again, and writes it
+    cluster._control()
+    assert TopicPartitionStateZNode.decode(client.nodes[other]) == PartitionState(0, 1, (0,), 2)
+    del client.nodes[other]  # gone from ZooKeeper and so from the cache: read, made anew
+    cluster._snapshot = cluster._read()
+    client.read.clear()
+    cluster._control()
+    assert [path for path in client.read if path.endswith("/state")] == [other]
+    assert TopicPartitionStateZNode.decode(client.nodes[other]).leader == 0

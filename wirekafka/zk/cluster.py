@@ -581,14 +581,19 @@ class ZkCluster:
     @blocking
     def _control(self) -> None:
         """Delete topics asked for, and give every partition the leader and ISR that
-        :func:`wirekafka.zk.election.decide` chooses for the live brokers. A state
-        that changed since it was read (its leader changed the ISR) is left for the
-        next round, which reads it again.
+        :func:`wirekafka.zk.election.decide` chooses for the live brokers.
 
-        The live brokers are read afresh, as the states are: the cache may be a
-        round or two older (it is read again when this broker changed it meanwhile),
-        and a broker that registered since, whom a leader has already put back in its
-        ISR, would be taken out again as gone."""
+        The states are the cache's, as Kafka's controller decides from its own
+        context: each was read with a watch, so a change since brings another round,
+        and a write is made only at the version read. A state that changed since it
+        was read (its leader changed the ISR) is left for that round. Reading every
+        state again here cost a ZooKeeper read per partition and round. Only those
+        the cache lacks (a new partition's, or one it could not decode) are read.
+
+        The live brokers are read afresh: the cache may be a round or two older
+        (it is read again when this broker changed it meanwhile), and a broker that
+        registered since, whom a leader has already put back in its ISR, would be
+        taken out again as gone."""
         client = self.session.client
         deleted = set(client.get_children(DeleteTopicsZNode.path, watch=self._watch))
         for name in deleted:
@@ -609,7 +614,10 @@ class ZkCluster:
                 self.unclean_leader_election_enable,
             )
             for partition, replicas in topic.replicas.items():
-                self._control_partition(name, partition, replicas, live, unclean, shutting_down)
+                cached = snapshot.states.get((name, partition))
+                self._control_partition(
+                    name, partition, replicas, live, unclean, shutting_down, cached
+                )
 
     @blocking
     def _control_partition(
@@ -620,18 +628,25 @@ class ZkCluster:
         live: set[int],
         unclean: bool,
         shutting_down: set[int],
+        cached: tuple[PartitionState, int] | None = None,
     ) -> None:
+        """``cached``: the state and its znode version as the cache holds them (None:
+        read here)."""
         client = self.session.client
         path = TopicPartitionStateZNode.path(name, partition)
-        try:
-            data, stat = client.get(path)
-            current: PartitionState | None = TopicPartitionStateZNode.decode(data)
-            version = stat.version
-        except NoNodeError:
-            current, version = None, -1
-        except ZnodeFormatError as exc:  # left alone, the other partitions are controlled
-            log.warning("controller: %s-%d: %s", name, partition, exc)
-            return
+        current: PartitionState | None
+        if cached is not None:
+            current, version = cached
+        else:
+            try:
+                data, stat = client.get(path)
+                current = TopicPartitionStateZNode.decode(data)
+                version = stat.version
+            except NoNodeError:
+                current, version = None, -1
+            except ZnodeFormatError as exc:  # left alone, the other partitions are controlled
+                log.warning("controller: %s-%d: %s", name, partition, exc)
+                return
         decision = decide(
             replicas,
             current,

@@ -275,3 +275,26 @@ def test_after_an_isr_change_of_unknown_outcome_the_high_watermark_waits_for_the
         assert log.high_watermark == 6
 
     trio.run(main)
+
+
+def test_a_state_that_comes_while_the_isr_is_written_is_taken_at_the_next_look(
+    tmp_path: Path,
+) -> None:
+    """The cache brings a new state of a partition whose ISR this leader is writing:
+    the look made meanwhile leaves the partition as it was (the write decides), so
+    the next look goes through the cache again, though it has not changed since."""
+    replicas, cache, _ = manager(tmp_path)
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        led.isr_writing = True  # as _write_isr has it while ZooKeeper answers
+        cache.move(PartitionState(ME, 0, (ME,), 1))  # the controller took OTHER out
+        await replicas.reconcile()
+        assert (led.isr, led.zk_version) == ((ME, OTHER), 0)
+        led.isr_writing = False
+        await replicas.reconcile()
+        assert (led.isr, led.zk_version) == ((ME,), 1)
+
+    trio.run(main)

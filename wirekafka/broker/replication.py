@@ -173,19 +173,21 @@ class ReplicaManager:
 
     async def reconcile(self, *, again: bool = False) -> None:
         """Lead, follow or drop each local replica as the cluster cache says. A cache
-        unchanged since the last look (and every replica's log opened then) is not
-        gone through again, unless ``again`` (something besides the cache changed)."""
+        unchanged since the last look, which every replica then took, is not gone
+        through again, unless ``again`` (something besides the cache changed)."""
         async with self._reconciling:
             generation = self.cluster.generation
             if generation == self._reconciled_generation and not again:
                 return
-            opened_all = await self._reconcile()
-            self._reconciled_generation = generation if opened_all else None
+            complete = await self._reconcile()
+            self._reconciled_generation = generation if complete else None
 
     async def _reconcile(self) -> bool:
-        """Whether every local replica's log could be opened."""
+        """Whether every local replica took the cache's state: False when a log could
+        not be opened, or a led partition's ISR was being written (its new state is
+        taken at the next look)."""
         me = self.broker_id
-        opened_all = True
+        complete = True
         led: dict[tuple[str, int], Led] = {}
         followed: dict[tuple[str, int], Followed] = {}
         for topic, partition, replicas in self.logs.replica_assignments(me):
@@ -202,10 +204,12 @@ class ReplicaManager:
                     LOG_DIRS, self.logs.open_replica_log, topic, partition
                 )
                 if partition_log is None:
-                    opened_all = False
+                    complete = False
                     continue
             if state.leader == me:
-                led[key] = self._lead(key, partition_log, state, version, replicas)
+                leading = led[key] = self._lead(key, partition_log, state, version, replicas)
+                if leading.zk_version < version:  # left as it was: its ISR is being written
+                    complete = False
             elif (following := self._follow(key, partition_log, state)) is not None:
                 followed[key] = following
         for key, old in self.led.items():
@@ -218,7 +222,7 @@ class ReplicaManager:
             self.followers_changed = trio.Event()
         self.led, self.followed = led, followed
         self._with_followers = [one for one in led.values() if one.followers]
-        return opened_all
+        return complete
 
     def _lead(
         self,

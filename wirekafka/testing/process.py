@@ -1,8 +1,8 @@
 """A wirekafka broker in a subprocess, for tests.
 
 :class:`BrokerProcess` starts ``python -m wirekafka serve --override key=value ...``
-with the interpreter running the tests, on port 0 of 127.0.0.1 and a data dir
-of its own. The broker prints one line on stdout once it listens (``...
+with the interpreter running the tests, on 127.0.0.1 (a free port below the
+kernel's ephemeral range, kept across restarts) and a data dir of its own. The broker prints one line on stdout once it listens (``...
 listening on PLAINTEXT://host:port ...``); its log goes to stderr, which is
 kept in a file next to its data dir so a failing test can show it. With
 ``fd_limit`` the process starts with that ``RLIMIT_NOFILE``, soft and hard, so
@@ -29,11 +29,13 @@ from types import TracebackType
 from typing import IO, ClassVar, Self
 
 import wirekafka
+from wirekafka.testing.ports import PORT_ZERO, with_fixed_ports
 
 LISTENING = re.compile(r"listening on (?P<urls>\S+://[^:\s]+:\d+(?:, \S+://[^:\s]+:\d+)*)")
 LISTENER_URL = re.compile(r"(?P<name>[^:\s,]+)://(?P<host>[^:\s]+):(?P<port>\d+)")
 METRICS = re.compile(r"metrics on (?P<url>http://\S+?/metrics)")
 START_TIMEOUT_S = 30.0
+PORT_ATTEMPTS = 5  # first starts on fixed ports, each on ports chosen anew
 STOP_TIMEOUT_S = 30.0
 STDERR_TAIL_BYTES = 20_000
 
@@ -123,7 +125,27 @@ class BrokerProcess:
         return command
 
     def start(self) -> Self:
-        """Start the process and wait for its listening line."""
+        """Start the process and wait for its listening line.
+
+        A first start replaces each port 0 of ``listeners`` by a free port below
+        the ephemeral range (:mod:`wirekafka.testing.ports`), so that a restart can
+        listen on it again; if another process took one meanwhile, it starts
+        again on ports chosen anew.
+        """
+        requested = self.overrides.get("listeners", "")
+        if self.port is not None or not PORT_ZERO.search(requested):
+            return self._start()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self.overrides["listeners"] = with_fixed_ports(requested)
+            try:
+                return self._start()
+            except BrokerError as error:
+                if attempt == PORT_ATTEMPTS or "Address already in use" not in str(error):
+                    self.overrides["listeners"] = requested
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> Self:
         if self.running:
             raise BrokerError("the broker is already running")
         self.starts += 1

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Self
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.admin import NewTopic as ConfluentNewTopic
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from kafka.errors import (
@@ -316,6 +318,49 @@ def test_topic_deletion_goes_through_zookeeper(cluster: Cluster) -> None:
             ),
             f"broker {broker.data_dir} to remove its partitions",
         )
+
+
+def one_record_each(bootstrap: str, topic: str, partitions: int, size: int) -> dict[int, str]:
+    """Each partition's answer to one record of ``size`` bytes (librdkafka's error name,
+    NO_ERROR when it was appended)."""
+    answers: dict[int, str] = {}
+
+    def delivered(error: KafkaError | None, message: Message) -> None:
+        answers[message.partition()] = "NO_ERROR" if error is None else error.name()
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "retries": 0})
+    for partition in range(partitions):
+        producer.produce(topic, b"x" * size, partition=partition, on_delivery=delivered)
+    assert producer.flush(TIMEOUT_S) == 0
+    return answers
+
+
+def test_a_config_changed_through_one_broker_reaches_the_partitions_others_lead(
+    cluster: Cluster,
+) -> None:
+    """max.message.bytes raised through broker 0: the partitions brokers 1 and 2 lead
+    take it too (their logs follow the topic's config znode through the cache)."""
+    brokers = cluster.brokers
+    admin = AdminClient({"bootstrap.servers": brokers[0].bootstrap})
+    created = admin.create_topics(
+        [ConfluentNewTopic("sized", 3, 1, config={"max.message.bytes": "1000"})]
+    )
+    created["sized"].result(TIMEOUT_S)
+    wait_for(lambda: -1 not in cluster.leaders("sized", 3), "leaders")
+    assert sorted(cluster.leaders("sized", 3)) == sorted(brokers)  # one each
+    too_large = dict.fromkeys(range(3), "MSG_SIZE_TOO_LARGE")
+    assert one_record_each(brokers[0].bootstrap, "sized", 3, 5_000) == too_large
+    raised = ConfigEntry("max.message.bytes", "100000", incremental_operation=AlterConfigOpType.SET)
+    changed = admin.incremental_alter_configs(
+        [ConfigResource("topic", "sized", incremental_configs=[raised])]
+    )
+    for future in changed.values():
+        future.result(TIMEOUT_S)
+    taken = dict.fromkeys(range(3), "NO_ERROR")
+    wait_for(
+        lambda: one_record_each(brokers[0].bootstrap, "sized", 3, 5_000) == taken,
+        "every leader to take the new max.message.bytes",
+    )
 
 
 def test_partitions_added_through_one_broker_get_leaders_and_records(cluster: Cluster) -> None:

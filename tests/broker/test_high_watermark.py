@@ -29,6 +29,7 @@ class Cache:
 
     def __init__(self, state: PartitionState) -> None:
         self.state, self.version = state, 0
+        self.generation = 0
 
     def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
         return self.state, self.version
@@ -39,7 +40,12 @@ class Cache:
         return None
 
     def move(self, state: PartitionState) -> None:
-        self.state, self.version = state, self.version + 1
+        self.put(state, self.version + 1)
+
+    def put(self, state: PartitionState, version: int) -> None:
+        """The cache holds ``state`` at ``version`` now (a new generation)."""
+        self.state, self.version = state, version
+        self.generation += 1
 
 
 class Logs:
@@ -229,10 +235,10 @@ class FailingCache(Cache):
                 self.zookeeper = changed
             raise ConnectionError("ZooKeeper went away")
         if expected_version != version:
-            self.state, self.version = self.zookeeper  # refreshed
+            self.put(*self.zookeeper)  # refreshed
             return None
         self.zookeeper = changed
-        self.state, self.version = changed
+        self.put(*changed)
         return self.version
 
 
@@ -267,5 +273,28 @@ def test_after_an_isr_change_of_unknown_outcome_the_high_watermark_waits_for_the
         else:
             assert led.isr == led.counted_isr == (ME, OTHER)
         assert log.high_watermark == 6
+
+    trio.run(main)
+
+
+def test_a_state_that_comes_while_the_isr_is_written_is_taken_at_the_next_look(
+    tmp_path: Path,
+) -> None:
+    """The cache brings a new state of a partition whose ISR this leader is writing:
+    the look made meanwhile leaves the partition as it was (the write decides), so
+    the next look goes through the cache again, though it has not changed since."""
+    replicas, cache, _ = manager(tmp_path)
+
+    async def main() -> None:
+        await replicas.reconcile()
+        led = replicas.leading("t", 0)
+        assert led is not None
+        led.isr_writing = True  # as _write_isr has it while ZooKeeper answers
+        cache.move(PartitionState(ME, 0, (ME,), 1))  # the controller took OTHER out
+        await replicas.reconcile()
+        assert (led.isr, led.zk_version) == ((ME, OTHER), 0)
+        led.isr_writing = False
+        await replicas.reconcile()
+        assert (led.isr, led.zk_version) == ((ME,), 1)
 
     trio.run(main)

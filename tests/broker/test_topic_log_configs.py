@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.handlers.support import TestBroker
+from wirekafka.protocol.errors import ErrorCode
 
 
 def test_a_topic_s_log_settings_are_the_same_object_until_its_configs_change(
@@ -37,3 +38,25 @@ def test_every_open_log_takes_its_topic_s_settings_and_keeps_them_while_unchange
     assert all(log.config is shared for log in logs)
     assert topics.set_topic_configs("own", {"retention.ms": "120000"}) is None
     assert {log.config.retention_ms for log in logs} == {120_000}
+
+
+def test_a_log_made_while_its_topic_s_configs_change_takes_the_new_ones(
+    tmp_path: Path,
+) -> None:
+    """The change goes through the open logs while the new one is being made (its
+    configs were read before): the log is given them once made. In ZooKeeper mode
+    the maintenance round would not go through the logs again until the next change."""
+    broker = TestBroker(tmp_path)
+    broker.create_topic("own", 2, {"retention.ms": "60000"})
+    topics, logs = broker.ctx.topics, broker.ctx.logs
+    assert logs.delete_log("own", 1)  # made anew below, as a replica's log is made on demand
+    make = logs.get_or_create_log
+
+    def made_during_a_change(*args: object) -> object:
+        assert topics.set_topic_configs("own", {"retention.ms": "120000"}) is None
+        return make(*args)  # type: ignore[arg-type]
+
+    logs.get_or_create_log = made_during_a_change  # type: ignore[assignment,method-assign]
+    made = topics.open_log("own", 1)
+    assert not isinstance(made, ErrorCode)
+    assert made.config.retention_ms == 120_000 and made.config is topics.log_config("own")

@@ -16,11 +16,14 @@ import trio
 import trio.testing
 from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
+from wirekafka import worker_threads
 from wirekafka.broker.cluster import ZkTopicStore
 from wirekafka.storage.cluster_metadata import MetadataSaveError, TopicDefinition
 from wirekafka.zk.assignment import InvalidReplicationFactor, assign_replicas
 from wirekafka.zk.cluster import (
+    FULL_READ_SECONDS,
     BrokerNotAvailable,
     NotController,
     ShutdownTarget,
@@ -577,3 +580,170 @@ def test_rounds_run_at_once_then_when_asked_and_as_a_safety_net(
         26.0,
         26.0 + RETRY_SECONDS,
     ]
+
+
+def test_a_round_that_reads_nothing_new_keeps_the_cache_and_its_generation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most rounds (every REFRESH_SECONDS, or a watch on a znode written back as it
+    was) find the cluster as it was: the cache stays the same object and its
+    generation does not move, so that readers need not go through it again (the
+    replica manager's roles). A change read, or one the broker made, moves it."""
+
+    async def on_the_loop(_pool: object, function: Callable[[], Any]) -> Any:
+        return function()
+
+    monkeypatch.setattr("wirekafka.zk.cluster.run_blocking", on_the_loop)
+    client = topic_client()
+    register(client, 0, 1)
+    client.create("/controller", ControllerZNode.encode(1))  # another broker controls
+    client.create("/brokers/topics/t", b'{"partitions":{"0":[0,1]}}')
+    client.create(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 0, (0, 1), 2)),
+                  makepath=True)  # fmt: skip
+    cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
+    seen: list[tuple[int, _Snapshot]] = []
+
+    async def scenario() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cluster.run)
+            await trio.sleep(1)  # the first round
+            seen.append((cluster.generation, cluster._snapshot))
+            await trio.sleep(2 * REFRESH_SECONDS)  # two rounds that read the same
+            seen.append((cluster.generation, cluster._snapshot))
+            client.set(STATE, TopicPartitionStateZNode.encode(PartitionState(0, 0, (0,), 2)))
+            cluster._watch(WatchedEvent(EventType.CHANGED, KeeperState.CONNECTED, STATE))
+            await trio.sleep(1)
+            seen.append((cluster.generation, cluster._snapshot))
+            cluster.refresh()  # as the broker's own changes publish the cache
+            seen.append((cluster.generation, cluster._snapshot))
+            nursery.cancel_scope.cancel()
+
+    # the rounds run on the loop here (the mock clock would jump while a thread reads)
+    checked = worker_threads.blocking_check()
+    worker_threads.set_blocking_check("off")
+    try:
+        trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))
+    finally:
+        worker_threads.set_blocking_check(checked)
+    (first, cache), (later, same), (changed, shrunk), (published, _) = seen
+    assert cache.states[("t", 0)][0].isr == (0, 1)
+    assert (later, same) == (first, cache) and same is cache
+    assert changed == first + 1 and shrunk.states[("t", 0)][0].isr == (0,)
+    assert published == changed + 1
+
+
+class CountingClient(VersionedClient):
+    """A VersionedClient that records the znodes read."""
+
+    def __init__(self, *paths: str) -> None:
+        super().__init__(*paths)
+        self.read: list[str] = []
+
+    def get(self, path: str, **options: Any) -> tuple[bytes, Any]:
+        self.read.append(path)
+        return super().get(path, **options)
+
+
+def test_the_controller_decides_from_the_cached_states_and_reads_only_those_missing():
+    """A round's control pass costs no read per partition: the cache's states were
+    read with watches. A stale one is written at its version only, so the write of
+    a state changed since fails and is left for the next round."""
+    client = CountingClient(*topic_client().nodes)
+    cluster = cluster_of(client, [0, 1])
+    register(client, 0, 1)
+    cluster.create_topic("t", 2, 2, {})
+    client.nodes["/brokers/topics/t"] = b'{"version":1,"partitions":{"0":[0,1],"1":[1,0]}}'
+    controlled(client, cluster)  # the first states, read back into the cache
+    del client.nodes["/brokers/ids/1"]  # broker 1 goes: t-1 moves to 0, both ISRs shrink
+    other = "/brokers/topics/t/partitions/1/state"
+    client.versions[other] += 1  # t-1's state changed since the cache read it
+    client.read.clear()
+    cluster._control()
+    assert not [path for path in client.read if path.endswith("/state")]
+    assert TopicPartitionStateZNode.decode(client.nodes[STATE]) == PartitionState(0, 1, (0,), 2)
+    assert client.versions[other] == 1  # stale: not written
+    cluster._snapshot = cluster._read()  # the next round reads it again, and writes it
+    cluster._control()
+    assert TopicPartitionStateZNode.decode(client.nodes[other]) == PartitionState(0, 1, (0,), 2)
+    del client.nodes[other]  # gone from ZooKeeper and so from the cache: read, made anew
+    cluster._snapshot = cluster._read()
+    client.read.clear()
+    cluster._control()
+    assert [path for path in client.read if path.endswith("/state")] == [other]
+    assert TopicPartitionStateZNode.decode(client.nodes[other]).leader == 0
+
+
+def watched_cluster() -> tuple[CountingClient, ZkCluster]:
+    """Broker 0 of two, broker 1 the controller; topic t of two partitions, their
+    states written; the cache read in full once."""
+    client = CountingClient(*topic_client().nodes)
+    register(client, 0, 1)
+    client.create("/controller", ControllerZNode.encode(1))
+    client.create("/brokers/topics/t", b'{"partitions":{"0":[0,1],"1":[1,0]}}')
+    for partition in (0, 1):
+        state = PartitionState(partition, 0, (0, 1), 2)
+        client.create(f"/brokers/topics/t/partitions/{partition}/state",
+                      TopicPartitionStateZNode.encode(state), makepath=True)  # fmt: skip
+    cluster = ZkCluster(FakeSession(client), broker_id=0)  # type: ignore[arg-type]
+    cluster._snapshot = cluster._round()
+    return client, cluster
+
+
+def topic_reads(client: CountingClient) -> list[str]:
+    reads = sorted(p for p in client.read if p.startswith(("/brokers/topics/", "/config/")))
+    client.read.clear()
+    return reads
+
+
+OTHER_STATE = "/brokers/topics/t/partitions/1/state"
+
+
+def test_a_round_reads_again_only_the_znodes_whose_watch_fired() -> None:
+    """Between full reads a round reads no topic or state whose watch has not fired:
+    the cache's own stand. One that fired is read again; a lost connection (kazoo
+    drops every watch, calling each without a path) has them all read again."""
+    client, cluster = watched_cluster()
+    assert topic_reads(client) == [
+        "/brokers/topics/t", STATE, OTHER_STATE, "/config/topics/t",
+    ]  # fmt: skip
+    kept = cluster._snapshot
+    cluster._snapshot = cluster._round()
+    assert topic_reads(client) == []
+    assert cluster._snapshot is kept  # the same content: the same cache
+    client.set(OTHER_STATE, TopicPartitionStateZNode.encode(PartitionState(0, 1, (0,), 2)))
+    cluster._watch(WatchedEvent(EventType.CHANGED, KeeperState.CONNECTED, OTHER_STATE))
+    cluster._snapshot = cluster._round()
+    assert topic_reads(client) == [OTHER_STATE]
+    assert cluster.partition_state("t", 1) == (PartitionState(0, 1, (0,), 2), 1)
+    assert cluster.partition_state("t", 0) == kept.states[("t", 0)]
+    cluster._watch(WatchedEvent(EventType.NONE, KeeperState.CONNECTING, None))
+    cluster._snapshot = cluster._round()
+    assert len(topic_reads(client)) == 4
+
+
+def test_every_znode_is_read_again_after_a_failed_round_and_every_full_read_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client, cluster = watched_cluster()
+    topic_reads(client)
+    original = client.get
+
+    def failing_get(path: str, **options: Any) -> tuple[bytes, Any]:
+        if path == OTHER_STATE:
+            raise ConnectionLoss("ZooKeeper went away")
+        return original(path, **options)
+
+    cluster._watch(WatchedEvent(EventType.CHANGED, KeeperState.CONNECTED, OTHER_STATE))
+    client.get = failing_get  # type: ignore[method-assign]
+    with pytest.raises(ConnectionLoss):
+        cluster._round()
+    client.get = original  # type: ignore[method-assign]
+    topic_reads(client)
+    cluster._snapshot = cluster._round()
+    assert len(topic_reads(client)) == 4  # the watches of the failed round may be missing
+    cluster._snapshot = cluster._round()
+    assert topic_reads(client) == []
+    later = time.monotonic() + FULL_READ_SECONDS
+    monkeypatch.setattr("wirekafka.zk.cluster.time.monotonic", lambda: later)
+    cluster._snapshot = cluster._round()
+    assert len(topic_reads(client)) == 4

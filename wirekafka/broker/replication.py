@@ -49,12 +49,14 @@ from wirekafka.zk.znodes import PartitionState
 
 log = logging.getLogger("wirekafka.replication")
 
-RECONCILE_SECONDS = 0.1  # how often the roles are compared with the cluster cache at most
+RECONCILE_SECONDS = 0.1  # how often the cluster cache is looked at for a change, at most
 FOLLOWER_RETRY_S = 0.5  # a partition the leader refused is fetched again after this
 
 
 class ReplicatedCluster(Protocol):
     """What replication needs of the cluster cache (:class:`~wirekafka.zk.cluster.ZkCluster`)."""
+
+    generation: int  # moves whenever the cache changes
 
     def partition_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None: ...
 
@@ -144,6 +146,13 @@ class ReplicaManager:
         self.shutting_down = False  # in a controlled shutdown: follow nothing anew
         self._wake = trio.Event()
         self._reconciling = trio.Lock()
+        # The cache's generation the roles were last made from (None: a replica's log
+        # could not be opened then, so the next look goes through the cache again).
+        self._reconciled_generation: int | None = None
+        self._with_followers: list[Led] = []  # the led partitions with other replicas
+        # Led partitions whose ISR may grow (a follower outside it fetched from the high
+        # watermark on) or must be confirmed (a change whose outcome is unknown).
+        self._isr_candidates: set[tuple[str, int]] = set()
 
     # roles
 
@@ -162,13 +171,23 @@ class ReplicaManager:
                 await self._wake.wait()
             self._wake = trio.Event()
 
-    async def reconcile(self) -> None:
-        """Lead, follow or drop each local replica as the cluster cache says."""
+    async def reconcile(self, *, again: bool = False) -> None:
+        """Lead, follow or drop each local replica as the cluster cache says. A cache
+        unchanged since the last look, which every replica then took, is not gone
+        through again, unless ``again`` (something besides the cache changed)."""
         async with self._reconciling:
-            await self._reconcile()
+            generation = self.cluster.generation
+            if generation == self._reconciled_generation and not again:
+                return
+            complete = await self._reconcile()
+            self._reconciled_generation = generation if complete else None
 
-    async def _reconcile(self) -> None:
+    async def _reconcile(self) -> bool:
+        """Whether every local replica took the cache's state: False when a log could
+        not be opened, or a led partition's ISR was being written (its new state is
+        taken at the next look)."""
         me = self.broker_id
+        complete = True
         led: dict[tuple[str, int], Led] = {}
         followed: dict[tuple[str, int], Followed] = {}
         for topic, partition, replicas in self.logs.replica_assignments(me):
@@ -185,9 +204,12 @@ class ReplicaManager:
                     LOG_DIRS, self.logs.open_replica_log, topic, partition
                 )
                 if partition_log is None:
+                    complete = False
                     continue
             if state.leader == me:
-                led[key] = self._lead(key, partition_log, state, version, replicas)
+                leading = led[key] = self._lead(key, partition_log, state, version, replicas)
+                if leading.zk_version < version:  # left as it was: its ISR is being written
+                    complete = False
             elif (following := self._follow(key, partition_log, state)) is not None:
                 followed[key] = following
         for key, old in self.led.items():
@@ -199,6 +221,8 @@ class ReplicaManager:
             self.followers_changed.set()
             self.followers_changed = trio.Event()
         self.led, self.followed = led, followed
+        self._with_followers = [one for one in led.values() if one.followers]
+        return complete
 
     def _lead(
         self,
@@ -274,7 +298,7 @@ class ReplicaManager:
         """A controlled shutdown begins: from now on no partition is followed at a
         new leader or leader epoch."""
         self.shutting_down = True
-        await self.reconcile()
+        await self.reconcile(again=True)
 
     def movable_leaderships(self, live: Collection[int]) -> list[tuple[str, int]]:
         """The partitions led here whose ISR has another member among ``live``: those
@@ -346,6 +370,7 @@ class ReplicaManager:
         if replica_id in led.counted_isr:
             self._advance_high_watermark(led)
         elif fetch_offset >= led.log.high_watermark:
+            self._isr_candidates.add((led.topic, led.partition))
             self._wake.set()  # it may join the ISR
 
     def appended(self, led: Led) -> None:
@@ -407,7 +432,7 @@ class ReplicaManager:
     # ISR changes
 
     async def _shrink_isrs(self, now: float) -> None:
-        for led in list(self.led.values()):
+        for led in self._with_followers:
             lagging = [
                 r
                 for r in led.isr
@@ -435,9 +460,17 @@ class ReplicaManager:
         A change whose outcome is unknown comes first: the ISR this leader knows is
         written again, at the version it knows. Either that succeeds (the change
         had not been made) or the version has moved, and the cache brings the
-        state as it is (the change had been made, or another)."""
-        for led in list(self.led.values()):
-            if led.counted_isr != led.isr and not led.isr_writing:
+        state as it is (the change had been made, or another). Only the candidates are
+        looked at; one whose ISR is being written is looked at again next time."""
+        candidates, self._isr_candidates = self._isr_candidates, set()
+        for key in candidates:
+            led = self.led.get(key)
+            if led is None:
+                continue
+            if led.isr_writing:
+                self._isr_candidates.add(key)
+                continue
+            if led.counted_isr != led.isr:
                 log.info(
                     "%s-%d: confirming the ISR %s after a change that may not have been made",
                     led.topic, led.partition, list(led.isr),
@@ -452,7 +485,7 @@ class ReplicaManager:
                 and p.end_offset >= high_watermark
                 and now - p.caught_up_s <= self.lag_s
             ]
-            if joining and not led.isr_writing:
+            if joining:
                 isr = tuple(r for r in led.replicas if r in led.isr or r in joining)
                 log.info(
                     "%s-%d: expanding the ISR %s -> %s",
@@ -472,6 +505,7 @@ class ReplicaManager:
             )
         except Exception as exc:  # ZooKeeper failed: confirmed or tried again at the next check
             log.warning("%s-%d: the ISR change failed: %s", led.topic, led.partition, exc)
+            self._isr_candidates.add((led.topic, led.partition))
             return  # the ISRs counted stay together until the state is known
         finally:
             led.isr_writing = False
@@ -479,6 +513,7 @@ class ReplicaManager:
             log.info(
                 "%s-%d: the state changed meanwhile; ISR left as it is", led.topic, led.partition
             )
+            self._isr_candidates.add((led.topic, led.partition))
             return
         led.isr, led.zk_version = isr, version
         led.counted_isr = isr

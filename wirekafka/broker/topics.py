@@ -180,8 +180,8 @@ class TopicManager:
     def log_config(self, name: str) -> LogConfig:
         """A topic's log settings: the broker's, with the topic's own keys. The same
         object while neither changes, so that a log's settings are checked
-        against it by identity (:meth:`apply_log_configs`, every maintenance
-        round in ZooKeeper mode, for each partition)."""
+        against it by identity (:meth:`apply_log_configs`, for each partition, in
+        ZooKeeper mode after each change of the cluster cache)."""
         topic = self.metadata.topic(name)
         base = self.config.log
         kept = self._log_configs.get(name)
@@ -224,10 +224,21 @@ class TopicManager:
     def open_replica_log(self, name: str, partition: int) -> PartitionLog | None:
         """The local replica's log, created on first use; None when it cannot be made."""
         try:
-            return self.logs.get_or_create_log(name, partition, self.log_config(name))
+            return self._get_or_create_log(name, partition)
         except OSError as exc:
             log.error("cannot create the log of %s-%d: %s", name, partition, exc)
             return None
+
+    @blocking
+    def _get_or_create_log(self, name: str, partition: int) -> PartitionLog:
+        """The log, made with the topic's configs; given them again should they have
+        changed while it was made (:meth:`apply_log_configs` may have gone through
+        the logs before this one was among them)."""
+        partition_log = self.logs.get_or_create_log(name, partition, self.log_config(name))
+        config = self.log_config(name)
+        if partition_log.config is not config:
+            partition_log.reconfigure(config)
+        return partition_log
 
     @blocking
     def open_log(self, name: str, partition: int) -> PartitionLog | ErrorCode:
@@ -237,7 +248,7 @@ class TopicManager:
         if existing is not None:
             return existing
         try:
-            return self.logs.get_or_create_log(name, partition, self.log_config(name))
+            return self._get_or_create_log(name, partition)
         except OSError as exc:
             log.error("cannot create the log of %s-%d: %s", name, partition, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR

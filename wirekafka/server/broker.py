@@ -361,6 +361,7 @@ class Broker:
         next_offsets_expiry = trio.current_time() + offsets_every
         producers_every = config.producer_id_expiration_check_interval_ms / 1000
         next_producers_expiry = trio.current_time() + producers_every
+        cluster_seen: int | None = None  # the ZooKeeper cache's generation last gone through
         while True:
             await trio.sleep(period)
             expire_producers = trio.current_time() >= next_producers_expiry
@@ -370,9 +371,12 @@ class Broker:
             )
             if expire_producers:
                 next_producers_expiry = trio.current_time() + producers_every
-            if self.zk_cluster is not None:
+            if self.zk_cluster is not None and self.zk_cluster.generation != cluster_seen:
+                # topics deleted, or their configs changed, through other brokers: both walk
+                # every log, so only after the cache changed
+                cluster_seen = self.zk_cluster.generation
                 await run_blocking(LOG_DIRS, self.context.topics.drop_logs_of_deleted_topics)
-                self.context.topics.apply_log_configs()  # changed through other brokers
+                self.context.topics.apply_log_configs()
             if trio.current_time() >= next_offsets_expiry:
                 await self.context.groups.expire_offsets()
                 next_offsets_expiry = trio.current_time() + offsets_every

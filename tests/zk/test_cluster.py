@@ -747,3 +747,26 @@ def test_every_znode_is_read_again_after_a_failed_round_and_every_full_read_seco
     monkeypatch.setattr("wirekafka.zk.cluster.time.monotonic", lambda: later)
     cluster._snapshot = cluster._round()
     assert len(topic_reads(client)) == 4
+
+
+def test_a_round_dropped_for_a_change_of_this_brokers_is_read_again_whole() -> None:
+    """A round during which the broker changed the cache itself is dropped; what it
+    read (a leader elected elsewhere, say) must not count as read: the next round
+    reads every znode, and the cache gets the new state."""
+    client, cluster = watched_cluster()
+    elected = PartitionState(1, 1, (1,), 2)
+    client.set(OTHER_STATE, TopicPartitionStateZNode.encode(elected))
+    cluster._watch(WatchedEvent(EventType.CHANGED, KeeperState.CONNECTED, OTHER_STATE))
+    changes = cluster._changes
+    dropped = cluster._round()
+    assert dropped.states[("t", 1)] == (elected, 1)
+    cluster._changes += 1  # as a publish of this broker's, while the round ran
+    generation = cluster.generation
+    assert not cluster._take_round(dropped, changes)
+    assert cluster.generation == generation
+    assert cluster.partition_state("t", 1) != (elected, 1)
+    topic_reads(client)
+    assert cluster._take_round(cluster._round(), cluster._changes)
+    assert len(topic_reads(client)) == 4
+    assert cluster.partition_state("t", 1) == (elected, 1)
+    assert cluster.generation == generation + 1

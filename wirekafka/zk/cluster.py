@@ -211,19 +211,27 @@ class ZkCluster:
 
         async def one_round() -> bool:  # the first at once: it elects a controller if none
             changes = self._changes
-            snapshot = await run_blocking(METADATA, self._round)
-            if self._changes != changes:  # a change of this broker's landed meanwhile
-                return False
-            if snapshot is not self._snapshot:
-                self._snapshot = snapshot
-                self.generation += 1
-            return True
+            return self._take_round(await run_blocking(METADATA, self._round), changes)
 
         await self._rounds.run(
             one_round,
             (KazooException, KazooTimeoutError, ZnodeFormatError, ZooKeeperError),
             "ZooKeeper refresh failed",
         )
+
+    def _take_round(self, snapshot: _Snapshot, changes: int) -> bool:
+        """On the loop: make a round's ``snapshot`` the cache, unless a change of this
+        broker's landed since the round began (``changes`` counted then); then it is
+        dropped, and the next round reads every znode. The dropped round's reads set
+        their watches afresh, so those znodes would count as read, and the next
+        round would keep the cache's older content for them."""
+        if self._changes != changes:
+            self._watched.forget()
+            return False
+        if snapshot is not self._snapshot:
+            self._snapshot = snapshot
+            self.generation += 1
+        return True
 
     @blocking
     def _round(self) -> _Snapshot:

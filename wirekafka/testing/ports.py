@@ -30,9 +30,10 @@ def ephemeral_range() -> tuple[int, int]:
     return low, high
 
 
-def free_port(host: str, *, rng: random.Random | None = None) -> int:
-    """A port below the ephemeral range that nothing on ``host`` listens on now."""
-    chooser = rng or random.SystemRandom()
+def free_port(host: str) -> int:
+    """A port below the ephemeral range that nothing on ``host`` listens on now, at
+    random (so that test workers choosing at once seldom meet)."""
+    chooser = random.SystemRandom()
     low, _ = ephemeral_range()
     if low <= LOWEST_PORT:
         raise OSError(f"no ports below the ephemeral range ({EPHEMERAL_RANGE}: from {low})")

@@ -2,8 +2,9 @@
 
 :class:`BrokerProcess` starts ``python -m wirekafka serve --override key=value ...``
 with the interpreter running the tests, on 127.0.0.1 (a free port below the
-kernel's ephemeral range, kept across restarts) and a data dir of its own. The broker prints one line on stdout once it listens (``...
-listening on PLAINTEXT://host:port ...``); its log goes to stderr, which is
+kernel's ephemeral range, kept across restarts) and a data dir of its own.
+The broker prints one line on stdout once it listens (``... listening on
+PLAINTEXT://host:port ...``); its log goes to stderr, which is
 kept in a file next to its data dir so a failing test can show it. With
 ``fd_limit`` the process starts with that ``RLIMIT_NOFILE``, soft and hard, so
 the broker cannot raise it.

@@ -211,7 +211,8 @@ class ZkCluster:
 
         async def one_round() -> bool:  # the first at once: it elects a controller if none
             changes = self._changes
-            return self._take_round(await run_blocking(METADATA, self._round), changes)
+            snapshot = await run_blocking(METADATA, self._round)
+            return self._take_round(snapshot, changes)
 
         await self._rounds.run(
             one_round,

@@ -223,11 +223,11 @@ class ZkCluster:
     def _take_round(self, snapshot: _Snapshot, changes: int) -> bool:
         """On the loop: make a round's ``snapshot`` the cache, unless a change of this
         broker's landed since the round began (``changes`` counted then); then it is
-        dropped, and the next round reads every znode. The dropped round's reads set
-        their watches afresh, so those znodes would count as read, and the next
-        round would keep the cache's older content for them."""
+        dropped, and the next round reads again what it read. The dropped round's
+        reads set their watches afresh, so those znodes would count as read, and the
+        next round would keep the cache's older content for them."""
         if self._changes != changes:
-            self._watched.forget()
+            self._watched.drop_round()
             return False
         if snapshot is not self._snapshot:
             self._snapshot = snapshot
@@ -238,6 +238,7 @@ class ZkCluster:
     def _round(self) -> _Snapshot:
         started = time.monotonic()
         full = started >= self._full_read_at
+        self._watched.begin_round()
         try:
             self._elect()
             if self._snapshot.controller_id == self.broker_id:

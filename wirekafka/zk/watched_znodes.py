@@ -8,6 +8,8 @@ cannot be missed: at worst a znode is read once more than needed.
 
 kazoo drops every watch when its connection is lost, and calls each one with an
 event without a path: then nothing is kept, and the next round reads every znode.
+A round whose reads the cache does not take (it was dropped) has what it marked
+forgotten, so that the next round reads those znodes again.
 """
 
 from __future__ import annotations
@@ -20,12 +22,27 @@ from kazoo.protocol.states import WatchedEvent
 class WatchedZnodes:
     def __init__(self) -> None:
         self._paths: set[str] = set()
+        self._marked: set[str] = set()  # since the round began
         self._lock = threading.Lock()  # kazoo's thread drops, the reading thread marks
+
+    def begin_round(self) -> None:
+        """A round of reads begins: what it marks can be forgotten with :meth:`drop_round`."""
+        with self._lock:
+            self._marked = set()
 
     def watching(self, *paths: str) -> None:
         """About to read ``paths`` with a watch (or, missing, to watch their creation)."""
         with self._lock:
             self._paths.update(paths)
+            self._marked.update(paths)
+
+    def drop_round(self) -> None:
+        """The round's reads were not taken: the znodes it marked are read again. (A
+        read made meanwhile by another caller of :meth:`watching` may be forgotten
+        with them: it is read once more than needed.)"""
+        with self._lock:
+            self._paths -= self._marked
+            self._marked = set()
 
     def fired(self, event: WatchedEvent) -> None:
         """A watch fired (kazoo's thread): its znode is no longer known to be as read."""

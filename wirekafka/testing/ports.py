@@ -1,11 +1,12 @@
-"""Listening ports for brokers that restart: free ones outside the kernel's ephemeral range.
+"""Listening ports for servers under test that restart (brokers, ZooKeeper): free
+ones outside the kernel's ephemeral range.
 
-A broker started on port 0 gets a port from the ephemeral range, the range the
+A server started on port 0 gets a port from the ephemeral range, the range the
 kernel also takes the local ports of outgoing connections from. While such a
-broker is down for a restart, any client connection on the machine (another
+server is down for a restart, any client connection on the machine (another
 test worker's) may be given its port, and the restart cannot bind it. Ports
 below the range are handed out only to whoever asks for them by number, so a
-broker that keeps one can listen on it again.
+server that keeps one can listen on it again.
 """
 
 from __future__ import annotations

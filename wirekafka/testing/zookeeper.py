@@ -1,6 +1,8 @@
 """A real ZooKeeper (Debian's ``zookeeper`` package) in a subprocess, for tests.
 
-:class:`ZooKeeper` starts a standalone server on a free port with a data dir
+:class:`ZooKeeper` starts a standalone server on a free port (below the kernel's
+ephemeral range, :mod:`wirekafka.testing.ports`, so that a restart can take it
+again) with a data dir
 (and a ``zoo.cfg``) of its own, waits until a kazoo client can connect, and
 exposes :attr:`ZooKeeper.connect_string` (``127.0.0.1:PORT`` unless given a host), :meth:`stop`
 and :meth:`kill`. Without the package (or without ``java``) :meth:`ZooKeeper.start`
@@ -20,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import IO
+
+from wirekafka.testing.ports import free_port
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 DEBIAN_CONF_DIR = Path("/etc/zookeeper/conf")
@@ -47,12 +51,6 @@ def missing_reason() -> str | None:
     if _java() is None:
         return f"no `java` on PATH for ZooKeeper: run `{INSTALL_HINT}` (it pulls in a JRE)"
     return None
-
-
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def _listens_on(pid: int, port: int) -> bool:
@@ -122,7 +120,7 @@ class ZooKeeper:
         for _ in range(START_ATTEMPTS):  # another process may take the free port first
             # a restart (start after stop or kill) keeps the port, for clients to reconnect
             port = (
-                self.port if self._port_pinned and self.port is not None else _free_port(self.host)
+                self.port if self._port_pinned and self.port is not None else free_port(self.host)
             )
             self._spawn(port)
             try:

@@ -146,8 +146,9 @@ class ReplicaManager:
         self.shutting_down = False  # in a controlled shutdown: follow nothing anew
         self._wake = trio.Event()
         self._reconciling = trio.Lock()
-        # The cache's generation the roles were last made from (None: a replica's log
-        # could not be opened then, so the next look goes through the cache again).
+        # The cache's generation the roles were last made from (None: the last look
+        # left a replica as it was, its log not opened or its ISR being written, so the
+        # next look goes through the cache again).
         self._reconciled_generation: int | None = None
         self._with_followers: list[Led] = []  # the led partitions with other replicas
         # Led partitions whose ISR may grow (a follower outside it fetched from the high

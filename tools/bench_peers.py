@@ -13,7 +13,8 @@ on each alike. librdkafka's producer rows have one more peer, ``socket→file``,
 their limit: ``tools/produce_floor.py``, a plain loop in Python (on trio, as
 wirekafka) that writes each produce's batch to its partition's file and
 answers, without any of a broker's checks or bookkeeping, a new process for
-every run. The consume rows have one more peer, ``sendfile``, their limit:
+every run; with ``--epoll-floor`` also ``socket→file epoll``, the same loop on a
+bare ``select.epoll`` loop, which tells trio's share of that limit. The consume rows have one more peer, ``sendfile``, their limit:
 right after each wirekafka run, the bytes wirekafka just served (its partition's
 segment files up to their last batch, warm in the page cache) moved by plain
 ``os.sendfile`` into a loopback socket that a small C program
@@ -143,6 +144,8 @@ LATENCY_RATE = 10_000  # msg/s
 BASELINE = "baseline"  # the peer name of wirekafka from --baseline's checkout
 SENDFILE = "sendfile"  # the limit of the consume rows: plain sendfile of wirekafka's log
 FLOOR = "socket→file"  # the limit of librdkafka's producer rows: tools/produce_floor.py
+EPOLL_FLOOR = "socket→file epoll"  # the same on a bare epoll loop (--epoll-floor)
+FLOORS = (FLOOR, EPOLL_FLOOR)
 RSS_EVERY_S = 0.5
 RUNS = itertools.count(1)  # numbers each run's topic
 # partitions-*: each keyless record to a random partition. librdkafka 2.0's
@@ -419,11 +422,12 @@ class MockPeer:
 class FloorPeer:
     """The producer rows' limit, ``tools/produce_floor.py`` (a plain socket→file
     loop in Python), a new process for every run, its files in a directory of
-    its own (``directory`` during the run) on the disk wirekafka's log.dirs are on."""
+    its own (``directory`` during the run) on the disk wirekafka's log.dirs are on.
+    ``loop``: ``trio`` (the peer ``socket→file``) or ``epoll`` (``socket→file epoll``)."""
 
-    name = FLOOR
-
-    def __init__(self) -> None:
+    def __init__(self, loop: str = "trio") -> None:
+        self.loop = loop
+        self.name = FLOOR if loop == "trio" else EPOLL_FLOOR
         self.directory: Path | None = None
 
     @contextlib.contextmanager
@@ -434,7 +438,8 @@ class FloorPeer:
             raise ValueError("the socket→file loop takes no topic configs")
         with tempfile.TemporaryDirectory(prefix="produce-floor-") as directory:
             command = [
-                sys.executable, "-m", "tools.produce_floor", f"{topic}:{partitions}", directory
+                sys.executable, "-m", "tools.produce_floor", "--loop", self.loop,
+                f"{topic}:{partitions}", directory,
             ]  # fmt: skip
             self.directory = Path(directory)
             try:
@@ -891,7 +896,7 @@ def print_table(
     medians: dict[str, dict[str, Result]],
     units: dict[str, str],
     measured: str = "wirekafka",
-    others: Sequence[str] = (BASELINE, "Apache Kafka", "mock", FLOOR, SENDFILE),
+    others: Sequence[str] = (BASELINE, "Apache Kafka", "mock", *FLOORS, SENDFILE),
 ) -> None:
     """A Markdown table of the medians: each row's figure for ``measured`` and the
     ``others`` found, the ratios measured/other, the CPU of each but the mock's
@@ -1017,6 +1022,12 @@ def main() -> None:
         metavar="N",
         help="first give each long-running broker a topic of N partitions nothing writes to",
     )
+    parser.add_argument(
+        "--epoll-floor",
+        action="store_true",
+        help=f"also run the producer rows against '{EPOLL_FLOOR}': their limit on a bare "
+        "epoll loop instead of trio",
+    )
     args = parser.parse_args()
     table = rows(args.scale)
     signal.signal(signal.SIGTERM, raise_on_sigterm)
@@ -1032,6 +1043,8 @@ def main() -> None:
             if args.idle_partitions:
                 add_idle_partitions(admin_peer, args.idle_partitions)
         peers: list[Peer] = [*started, MockPeer(), FloorPeer()]
+        if args.epoll_floor:
+            peers.append(FloorPeer("epoll"))
         medians: dict[str, dict[str, Result]] = {}
         for name in args.rows or list(table):
             row = table[name]
@@ -1040,7 +1053,7 @@ def main() -> None:
                 for p in peers
                 if (row.mock or p.name != "mock")
                 and (row.kafka or p.name != "Apache Kafka")
-                and (row.floor or p.name != FLOOR)
+                and (row.floor or p.name not in FLOORS)
             ]
             medians[name] = run_row(name, row, turn, args.reps)
         print_table(medians, {name: table[name].unit for name in medians})

@@ -18,12 +18,20 @@ batches and answering cost a Python process at the least; what wirekafka
 spends above it is its own work (``bench_peers`` runs it as the peer
 ``socket→file`` of the producer rows).
 
-    python -m tools.produce_floor TOPIC:PARTITIONS DIRECTORY   # prints host:port
+``--loop epoll`` serves the same answers from a bare ``select.epoll`` loop
+instead of trio (``bench_peers --epoll-floor``, the peer ``socket→file epoll``):
+what the same work costs a Python process without trio's scheduling, so the two
+peers together tell trio's share of the limit from the work's.
+
+    python -m tools.produce_floor [--loop epoll] TOPIC:PARTITIONS DIRECTORY   # prints host:port
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import select
+import socket
 import sys
 from pathlib import Path
 
@@ -248,8 +256,79 @@ async def main(topic: str, partitions: int, directory: Path) -> None:
         floor.close()
 
 
+class EpollConnection:
+    """One connection of the epoll loop: its socket (blocking: a read follows a
+    readiness event, and a send waits for room while nothing else can run) and
+    the decoder its bytes are read into."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.socket = sock
+        self.decoder = FrameDecoder()
+
+    def serve_ready(self, floor: Floor) -> bool:
+        """Read what the socket holds and answer every whole request in it with
+        one send, as :func:`serve_connection` does; False once the connection
+        ends (closed or reset by the peer, or on a request not answered here)."""
+        decoder = self.decoder
+        try:
+            received = os.readv(self.socket.fileno(), (decoder.fill_view(RECEIVE_BYTES),))
+        except ConnectionError:
+            return False
+        if not received:
+            return False
+        try:
+            decoder.filled(received)
+            frames = []
+            while (frame := decoder.next_frame()) is not None:
+                frames.append(frame)
+            answers = floor.answer(frames) if frames else []
+        except ProtocolError as exc:
+            print(f"closing a connection: {exc}", file=sys.stderr, flush=True)
+            return False
+        if answers:
+            try:
+                self.socket.sendall(b"".join(answers))
+            except ConnectionError:
+                return False
+        return True
+
+
+def main_epoll(topic: str, partitions: int, directory: Path) -> None:
+    """The same floor on a bare ``select.epoll`` loop: no trio between a
+    readiness event and the read it announces."""
+    with socket.create_server(("127.0.0.1", 0)) as listener, select.epoll() as poller:
+        host, port = listener.getsockname()[:2]
+        floor = Floor(topic, partitions, directory, host, port)
+        print(f"{host}:{port}", flush=True)
+        poller.register(listener.fileno(), select.EPOLLIN)
+        connections: dict[int, EpollConnection] = {}
+        try:
+            while True:
+                for fd, _ in poller.poll():
+                    if fd == listener.fileno():
+                        accepted = EpollConnection(listener.accept()[0])
+                        connections[accepted.socket.fileno()] = accepted
+                        poller.register(accepted.socket.fileno(), select.EPOLLIN)
+                    elif not connections[fd].serve_ready(floor):
+                        poller.unregister(fd)
+                        connections.pop(fd).socket.close()
+        finally:
+            for connection in connections.values():
+                connection.socket.close()
+            floor.close()
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or ":" not in sys.argv[1]:
-        raise SystemExit(__doc__.rsplit("\n\n", 1)[-1].strip())
-    name, count = sys.argv[1].rsplit(":", 1)
-    trio.run(main, name, int(count), Path(sys.argv[2]))
+    parser = argparse.ArgumentParser(usage=__doc__.rsplit("\n\n", 1)[-1].strip())
+    parser.add_argument("--loop", choices=("trio", "epoll"), default="trio")
+    parser.add_argument("partitions", metavar="TOPIC:PARTITIONS")
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args()
+    name, _, count = args.partitions.rpartition(":")
+    if not name or not count.isdigit():
+        parser.error(f"{args.partitions!r} is not TOPIC:PARTITIONS")
+    if args.loop == "epoll":
+        main_epoll(name, int(count), args.directory)
+    else:
+        trio.run(main, name, int(count), args.directory)

@@ -76,6 +76,11 @@ Rows (``--row``, default all):
   shows there first), and CPU per record at that rate;
 * ``latency-10k-linger-0``: the same with linger.ms=0, so nearly every record
   is a request of its own (10,000 produce requests a second);
+* ``produce-10k``: that row's producer alone (100-byte records at 10,000 msg/s,
+  acks=1, linger.ms=0), against the two socket→file limits too: the rate is the
+  load's, the figure to read is the broker's CPU a request when each request
+  comes alone, a wake-up of its own (what the latency row's broker spends most
+  of its CPU on);
 * ``rss-10g``: wirekafka's memory while 10 GB flow through it: 1M records of
   10,000 bytes, acks=1, librdkafka's default batching, produced while
   ``rdkafka_performance -C`` reads them; the broker's ``VmRSS`` (``/proc``)
@@ -791,6 +796,11 @@ def rows(scale: float) -> dict[str, Row]:
     return {
         **produce,
         **partitions,
+        "produce-10k": Row(
+            produce_row(100, n(100_000), ("-a", "1", "-X", "linger.ms=0", "-r", str(LATENCY_RATE))),
+            "msg/s",
+            floor=True,
+        ),
         "consume-1k": Row(consume_row(n(300_000)), "MB/s", mock=False, limit=sendfile_limit(1024)),
         "latency-10k": Row(latency_row(n(100_000), 100, ("-a", "1", "-X", "linger.ms=5")), "ms"),
         "latency-10k-linger-0": Row(

@@ -214,6 +214,21 @@ class Floor:
         )
 
 
+def answer_read(floor: Floor, decoder: FrameDecoder, received: int) -> bytes | None:
+    """The answers to every whole request in ``decoder`` once ``received`` more
+    bytes are in it, joined for one send (empty: none whole yet); None on a
+    request not answered here, named on stderr: its connection is closed."""
+    try:
+        decoder.filled(received)
+        frames = []
+        while (frame := decoder.next_frame()) is not None:
+            frames.append(frame)
+        return b"".join(floor.answer(frames)) if frames else b""
+    except ProtocolError as exc:
+        print(f"closing a connection: {exc}", file=sys.stderr, flush=True)
+        return None
+
+
 async def serve_connection(floor: Floor, stream: trio.SocketStream) -> None:
     """Read what the socket holds into the decoder's buffer (as wirekafka reads), and
     answer every whole request in it with one send; a request not answered here
@@ -230,17 +245,11 @@ async def serve_connection(floor: Floor, stream: trio.SocketStream) -> None:
                 continue
             if not received:
                 return
-            try:
-                decoder.filled(received)
-                frames = []
-                while (frame := decoder.next_frame()) is not None:
-                    frames.append(frame)
-                answers = floor.answer(frames) if frames else []
-            except ProtocolError as exc:
-                print(f"closing a connection: {exc}", file=sys.stderr, flush=True)
+            answers = answer_read(floor, decoder, received)
+            if answers is None:
                 return
             if answers:
-                await stream.send_all(b"".join(answers))
+                await stream.send_all(answers)
 
 
 async def main(topic: str, partitions: int, directory: Path) -> None:
@@ -275,20 +284,12 @@ class EpollConnection:
             received = os.readv(self.socket.fileno(), (decoder.fill_view(RECEIVE_BYTES),))
         except ConnectionError:
             return False
-        if not received:
-            return False
-        try:
-            decoder.filled(received)
-            frames = []
-            while (frame := decoder.next_frame()) is not None:
-                frames.append(frame)
-            answers = floor.answer(frames) if frames else []
-        except ProtocolError as exc:
-            print(f"closing a connection: {exc}", file=sys.stderr, flush=True)
+        answers = answer_read(floor, decoder, received) if received else None
+        if answers is None:
             return False
         if answers:
             try:
-                self.socket.sendall(b"".join(answers))
+                self.socket.sendall(answers)
             except ConnectionError:
                 return False
         return True

@@ -14,10 +14,11 @@ their limit: ``tools/produce_floor.py``, a plain loop in Python (on trio, as
 wirekafka) that writes each produce's batch to its partition's file and
 answers, without any of a broker's checks or bookkeeping, a new process for
 every run; with ``--epoll-floor`` also ``socket→file epoll``, the same loop on a
-bare ``select.epoll`` loop, which tells trio's share of that limit. The consume rows have one more peer, ``sendfile``, their limit:
-right after each wirekafka run, the bytes wirekafka just served (its partition's
-segment files up to their last batch, warm in the page cache) moved by plain
-``os.sendfile`` into a loopback socket that a small C program
+bare ``select.epoll`` loop, which tells trio's share of that limit. The consume
+rows have one more peer, ``sendfile``, their limit: right after each wirekafka
+run, the bytes wirekafka just served (its partition's segment files up to their
+last batch, warm in the page cache) moved by plain ``os.sendfile`` into a
+loopback socket that a small C program
 (``tools/rdkafka/sink.c``) drains; its MB/s is of the same records' payload
 over that time, so wirekafka/sendfile is the ratio of the two times.
 
@@ -42,7 +43,7 @@ waits for the broker (its queue full), short when it is the limit itself.
 
     python -m tools.bench_peers [--reps R] [--row NAME ...] [--scale F]
                                 [--baseline CHECKOUT] [--without-kafka]
-                                [--idle-partitions N]
+                                [--idle-partitions N] [--epoll-floor]
 
 ``--baseline`` adds wirekafka from another checkout (``git worktree add
 /tmp/base <commit>``) as a peer, so a change is measured against what it

@@ -684,10 +684,10 @@ class ZkCluster:
         live: set[int],
         unclean: bool,
         shutting_down: set[int],
-        cached: tuple[PartitionState, int] | None = None,
+        cached: tuple[PartitionState, int] | None,
     ) -> None:
-        """``cached``: the state and its znode version as the cache holds them (None:
-        read here)."""
+        """``cached``: the state and its znode version as the cache holds them (None,
+        when the cache lacks it: read here)."""
         client = self.session.client
         path = TopicPartitionStateZNode.path(name, partition)
         current: PartitionState | None
